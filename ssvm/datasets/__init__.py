@@ -1,0 +1,25 @@
+"""Data loaders: LETOR/SVMlight ranking files, VOC-layout detection folders, bundled ranking tasks.
+
+load_letor
+    SVMlight / LETOR file (``qid:`` in rows or a LightGBM ``.query`` file) → (X, relevance, qid).
+load_voc
+    PASCAL VOC-layout folder (real VOC 2007 devkit or ``detection_mini``) → :class:`VOCDataset`.
+load_ranking_task, split_ranking_task, split_by_query
+    ranking tasks from data shipped with scikit-learn (no download), and seeded splits.
+"""
+
+from .bundled import RANKING_TASKS, load_ranking_task, split_by_query, split_ranking_task
+from .letor import load_letor, read_query_sizes
+from .voc import VOCDataset, find_voc_root, load_voc
+
+__all__ = [
+    "RANKING_TASKS",
+    "VOCDataset",
+    "find_voc_root",
+    "load_letor",
+    "load_ranking_task",
+    "load_voc",
+    "read_query_sizes",
+    "split_by_query",
+    "split_ranking_task",
+]

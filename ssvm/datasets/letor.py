@@ -1,0 +1,279 @@
+"""Reader for SVMlight / LETOR ranking files (``label [qid:Q] index:value ... # comment``).
+
+Written as a small strict parser rather than a call to ``sklearn.datasets.load_svmlight_file``
+so that every malformed line is reported with its file name and line number, and nothing is
+silently skipped or reinterpreted.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["load_letor", "read_query_sizes"]
+
+logger = logging.getLogger(__name__)
+
+
+def _error(path, lineno, message):
+    return ValueError(f"{path}, line {lineno}: {message}")
+
+
+def _parse_label(token, path, lineno):
+    try:
+        label = float(token)
+    except ValueError:
+        raise _error(path, lineno, f"label {token!r} is not a number") from None
+    if not math.isfinite(label):
+        raise _error(path, lineno, f"label {token!r} is not finite")
+    return label
+
+
+def _parse_qid(token, path, lineno):
+    text = token[4:]
+    try:
+        qid = int(text)
+    except ValueError:
+        raise _error(path, lineno, f"query id {token!r} is not an integer") from None
+    if qid < 0:
+        raise _error(path, lineno, f"query id {token!r} is negative")
+    return qid
+
+
+def _locate_bad_feature(tokens, path, lineno, zero_based):
+    """Slow path: find and report the first malformed ``index:value`` token."""
+    for token in tokens:
+        index_text, sep, value_text = token.partition(":")
+        if not sep or ":" in value_text:
+            raise _error(path, lineno, f"bad token {token!r} (expected index:value)")
+        if token.startswith("qid:"):
+            raise _error(path, lineno, f"'qid:' token {token!r} must come right after the label")
+        try:
+            index = int(index_text)
+        except ValueError:
+            raise _error(path, lineno, f"bad feature index in token {token!r}") from None
+        if index < (0 if zero_based else 1):
+            raise _error(
+                path, lineno,
+                f"feature index {index} in token {token!r} is out of range "
+                f"(indices start at {0 if zero_based else 1}; pass zero_based=True for 0-based files)",
+            )
+        try:
+            value = float(value_text)
+        except ValueError:
+            raise _error(path, lineno, f"bad feature value in token {token!r}") from None
+        if not math.isfinite(value):
+            raise _error(path, lineno, f"feature value in token {token!r} is not finite")
+    raise AssertionError("no malformed token found")  # pragma: no cover
+
+
+def _parse_features(tokens, path, lineno, zero_based):
+    """Parse ``index:value`` tokens of one line → (0-based column indices, values)."""
+    pairs = [token.split(":") for token in tokens]
+    try:
+        if any(len(pair) != 2 for pair in pairs):
+            raise ValueError
+        indices = np.array([pair[0] for pair in pairs], dtype=np.int64)
+        values = np.array([pair[1] for pair in pairs], dtype=np.float64)
+    except ValueError:
+        _locate_bad_feature(tokens, path, lineno, zero_based)
+    if not zero_based:
+        indices -= 1
+    if indices.size and (indices.min() < 0 or not np.isfinite(values).all()):
+        _locate_bad_feature(tokens, path, lineno, zero_based)
+    if indices.size > 1 and not (np.diff(indices) > 0).all():
+        order = np.argsort(indices, kind="stable")
+        indices, values = indices[order], values[order]
+        duplicated = np.flatnonzero(np.diff(indices) == 0)
+        if duplicated.size:
+            index = indices[duplicated[0]] + (0 if zero_based else 1)
+            raise _error(path, lineno, f"feature index {index} appears more than once")
+    return indices, values
+
+
+def read_query_sizes(path):
+    """Read a LightGBM-style ``.query`` file: one positive integer query size per line.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file. Blank lines are ignored.
+
+    Returns
+    -------
+    sizes : ndarray of int64
+        Sizes of consecutive queries, in file order.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line of a token that is not a positive integer.
+    """
+    path = Path(path)
+    sizes = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                size = int(text)
+            except ValueError:
+                raise _error(path, lineno, f"query size {text!r} is not an integer") from None
+            if size <= 0:
+                raise _error(path, lineno, f"query size {size} is not positive")
+            sizes.append(size)
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def _qid_from_rows(row_qids, row_lines, path):
+    """Check that rows of each query are consecutive; return qid array and run sizes."""
+    qid = np.asarray(row_qids, dtype=np.int64)
+    if qid.size == 0:
+        return qid, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    run_qids = qid[starts]
+    if np.unique(run_qids).size != run_qids.size:
+        seen = {}
+        for start, value in zip(starts, run_qids):
+            if value in seen:
+                raise _error(
+                    path, row_lines[start],
+                    f"qid:{value} reappears after other queries (first block starts at line "
+                    f"{row_lines[seen[value]]}); rows of a query must be contiguous",
+                )
+            seen[value] = start
+    sizes = np.diff(np.r_[starts, qid.size])
+    return qid, sizes
+
+
+def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
+    """Load an SVMlight / LETOR ranking file with its query structure.
+
+    Each data line is ``label [qid:Q] index:value index:value ... [# comment]``. Blank and
+    comment-only lines are not data rows. The query structure comes either from ``qid:`` tokens
+    in the rows or from a LightGBM-style ``.query`` file of consecutive query sizes
+    (``<path>.query`` is used automatically when it exists).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The data file.
+    query_path : str or path-like, optional
+        A ``.query`` file (one query size per line). Defaults to ``<path>.query`` if present.
+        When the rows also carry ``qid:``, the two must describe the same query boundaries.
+    n_features : int, optional
+        Number of columns of X. Use the training file's value to load a test file with the same
+        width; a feature index beyond it is an error. Defaults to the largest index + 1.
+    zero_based : bool, default=False
+        Whether feature indices start at 0. SVMlight and LETOR files start at 1 (index 1 becomes
+        column 0); index 0 is then an error naming the line.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64, shape (n_samples, n_features)
+    relevance : ndarray of float64, shape (n_samples,)
+        The labels (graded relevance; ``relevance > 0`` counts as relevant).
+    qid : ndarray of int64, shape (n_samples,)
+        Query id per row. From ``qid:`` tokens as written; from a ``.query`` file, 0, 1, 2, …
+        per consecutive query. With neither, every row belongs to query 0 (logged).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line for: a non-numeric or non-finite label or value, a bad
+        ``index:value`` token, a bad or misplaced ``qid:``, a repeated feature index, an index out of
+        range, a mix of rows with and without ``qid:``, rows of one query that are not contiguous,
+        and query sizes that do not sum to the number of rows or disagree with the ``qid:`` tokens.
+
+    Examples
+    --------
+    >>> X, relevance, qid = load_letor("rank.train")            # doctest: +SKIP
+    >>> X_test, rel_test, qid_test = load_letor("rank.test", n_features=X.shape[1])  # doctest: +SKIP
+    """
+    path = Path(path)
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
+            raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+        if n_features <= 0:
+            raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    labels, row_qids, row_lines = [], [], []
+    indices_parts, values_parts, row_nnz = [], [], []
+    first_row_has_qid = None
+    max_index, max_index_line = -1, 0
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            body = line.partition("#")[0]
+            tokens = body.split()
+            if not tokens:
+                continue
+            labels.append(_parse_label(tokens[0], path, lineno))
+            has_qid = len(tokens) > 1 and tokens[1].startswith("qid:")
+            if first_row_has_qid is None:
+                first_row_has_qid = has_qid
+            elif has_qid != first_row_has_qid:
+                raise _error(
+                    path, lineno,
+                    "row has no 'qid:' but earlier rows do" if first_row_has_qid
+                    else "row has 'qid:' but earlier rows do not",
+                )
+            if has_qid:
+                row_qids.append(_parse_qid(tokens[1], path, lineno))
+            features = tokens[2:] if has_qid else tokens[1:]
+            indices, values = _parse_features(features, path, lineno, zero_based)
+            if indices.size and indices[-1] > max_index:
+                max_index, max_index_line = int(indices[-1]), lineno
+            indices_parts.append(indices)
+            values_parts.append(values)
+            row_nnz.append(indices.size)
+            row_lines.append(lineno)
+
+    n_rows = len(labels)
+    if n_features is None:
+        n_features = max_index + 1
+    elif max_index >= n_features:
+        raise _error(
+            path, max_index_line,
+            f"feature index {max_index + (0 if zero_based else 1)} is beyond n_features={n_features}",
+        )
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=indptr[1:])
+    if n_rows:
+        indices = np.concatenate(indices_parts)
+        data = np.concatenate(values_parts)
+    else:
+        indices = np.zeros(0, dtype=np.int64)
+        data = np.zeros(0, dtype=np.float64)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features))
+    relevance = np.asarray(labels, dtype=np.float64)
+
+    if query_path is None:
+        candidate = Path(os.fspath(path) + ".query")
+        query_path = candidate if candidate.exists() else None
+    sizes_from_file = None
+    if query_path is not None:
+        query_path = Path(query_path)
+        sizes_from_file = read_query_sizes(query_path)
+        total = int(sizes_from_file.sum())
+        if total != n_rows:
+            raise ValueError(
+                f"{query_path}: query sizes sum to {total} but {path} has {n_rows} data rows"
+            )
+
+    if first_row_has_qid:
+        qid, run_sizes = _qid_from_rows(row_qids, row_lines, path)
+        if sizes_from_file is not None and not np.array_equal(run_sizes, sizes_from_file):
+            raise ValueError(
+                f"{query_path}: query sizes disagree with the 'qid:' tokens of {path}"
+            )
+    elif sizes_from_file is not None:
+        qid = np.repeat(np.arange(sizes_from_file.size, dtype=np.int64), sizes_from_file)
+    else:
+        logger.info("%s has no 'qid:' and no .query file: all %d rows form query 0", path, n_rows)
+        qid = np.zeros(n_rows, dtype=np.int64)
+    return X, relevance, qid

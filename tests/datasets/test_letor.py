@@ -1,0 +1,172 @@
+"""Tests of the SVMlight / LETOR reader against sklearn's reader and on malformed files."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+
+from ssvm.datasets import load_letor, read_query_sizes
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "letor_sample"
+needs_sample = pytest.mark.skipif(
+    not (SHARED / "rank.train").exists(), reason=f"LETOR sample not found at {SHARED}"
+)
+
+
+def write(tmp_path, text, name="data.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@needs_sample
+def test_real_sample_matches_sklearn_and_query_file():
+    X, relevance, qid = load_letor(SHARED / "rank.train")
+    X_ref, y_ref = load_svmlight_file(str(SHARED / "rank.train"), zero_based=False)
+    assert X.shape == (3005, 300) and X.dtype == np.float64 and sp.isspmatrix_csr(X)
+    assert (X != X_ref[:, :300]).nnz == 0
+    np.testing.assert_array_equal(relevance, y_ref)
+    sizes = read_query_sizes(SHARED / "rank.train.query")
+    assert sizes.size == 201 and sizes.sum() == 3005
+    np.testing.assert_array_equal(np.bincount(qid), sizes)
+    assert (np.diff(qid) >= 0).all()
+    X_test, rel_test, qid_test = load_letor(SHARED / "rank.test", n_features=X.shape[1])
+    assert X_test.shape == (768, 300) and np.unique(qid_test).size == 50
+
+
+def slow_parse(text, zero_based=False):
+    """Obvious reference parser: returns dense rows, labels, qids."""
+    rows, labels, qids = [], [], []
+    for line in text.splitlines():
+        tokens = line.split("#")[0].split()
+        if not tokens:
+            continue
+        labels.append(float(tokens[0]))
+        row = {}
+        for token in tokens[1:]:
+            key, value = token.split(":")
+            if key == "qid":
+                qids.append(int(value))
+            else:
+                row[int(key) - (0 if zero_based else 1)] = float(value)
+        rows.append(row)
+    return rows, labels, qids
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n_rows=st.integers(1, 12),
+    n_cols=st.integers(1, 7),
+    density=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**31 - 1),
+    scale=st.sampled_from([1e-12, 1.0, 1e12]),
+)
+def test_random_files_match_slow_parser(tmp_path_factory, n_rows, n_cols, density, seed, scale):
+    rng = np.random.default_rng(seed)
+    dense = rng.normal(size=(n_rows, n_cols)) * scale * (rng.random((n_rows, n_cols)) < density)
+    labels = rng.integers(0, 5, n_rows).astype(float)
+    query_sizes = np.diff(np.r_[0, np.sort(rng.choice(np.arange(1, n_rows), min(n_rows - 1, 3),
+                                                        replace=False)), n_rows])
+    qid_written = np.repeat(rng.permutation(50)[: query_sizes.size] + 1, query_sizes)
+    path = tmp_path_factory.mktemp("letor") / "f.txt"
+    dump_svmlight_file(dense, labels, str(path), zero_based=False, query_id=qid_written,
+                       comment="a comment")
+    text = path.read_text()
+    X, relevance, qid = load_letor(path, n_features=n_cols)
+    rows, ref_labels, ref_qids = slow_parse(text)
+    expected = np.zeros((len(rows), n_cols))
+    for i, row in enumerate(rows):
+        for j, value in row.items():
+            expected[i, j] = value
+    np.testing.assert_array_equal(X.toarray(), expected)
+    np.testing.assert_array_equal(relevance, ref_labels)
+    np.testing.assert_array_equal(qid, ref_qids)
+    np.testing.assert_allclose(X.toarray(), dense, rtol=1e-15, atol=0)  # dump writes %.16g
+
+
+def test_qid_rows_comments_and_blank_lines(tmp_path):
+    path = write(tmp_path, "# header comment\n"
+                           "2 qid:7 1:0.5 3:-1 # doc a\n"
+                           "\n"
+                           "0 qid:7 2:1e-3\n"
+                           "1 qid:3 3:2 1:4\n"  # unsorted indices are fine
+                           "0.5 qid:3\n")
+    X, relevance, qid = load_letor(path)
+    np.testing.assert_array_equal(X.toarray(), [[0.5, 0, -1], [0, 1e-3, 0], [4, 0, 2], [0, 0, 0]])
+    np.testing.assert_array_equal(relevance, [2, 0, 1, 0.5])
+    np.testing.assert_array_equal(qid, [7, 7, 3, 3])
+    assert load_letor(path, n_features=5)[0].shape == (4, 5)
+
+
+def test_query_file_auto_detected_and_explicit(tmp_path):
+    path = write(tmp_path, "1 1:1\n0 2:1\n0 1:2\n1 2:2\n0 1:3\n")
+    _, _, qid = load_letor(path)
+    np.testing.assert_array_equal(qid, 0)  # no query structure: one query
+    write(tmp_path, "2\n3\n", name="data.txt.query")
+    _, _, qid = load_letor(path)
+    np.testing.assert_array_equal(qid, [0, 0, 1, 1, 1])
+    other = write(tmp_path, "1\n\n4\n", name="sizes.txt")
+    _, _, qid = load_letor(path, other)
+    np.testing.assert_array_equal(qid, [0, 1, 1, 1, 1])
+
+
+def test_zero_based(tmp_path):
+    path = write(tmp_path, "1 0:1 2:3\n")
+    with pytest.raises(ValueError, match=r"data\.txt, line 1: .*index 0 .*zero_based=True"):
+        load_letor(path)
+    X, _, _ = load_letor(path, zero_based=True)
+    np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("1 1:1\nabc 1:2\n", 2, "label 'abc' is not a number"),
+        ("1 1:1\nnan 1:2\n", 2, "not finite"),
+        ("1 1:1\n1 1:2 3\n", 2, r"bad token '3'"),
+        ("1 1:1\n1 1:2 3:4:5\n", 2, r"bad token '3:4:5'"),
+        ("1 1:x\n", 1, r"bad feature value in token '1:x'"),
+        ("1 1:inf\n", 1, r"not finite"),
+        ("1 a:1\n", 1, r"bad feature index in token 'a:1'"),
+        ("1 1.5:1\n", 1, r"bad feature index"),
+        ("1 -2:1\n", 1, r"out of range"),
+        ("1 2:1 2:3\n", 1, r"feature index 2 appears more than once"),
+        ("1 qid:x 1:1\n", 1, r"query id 'qid:x' is not an integer"),
+        ("1 qid:-1 1:1\n", 1, r"negative"),
+        ("1 1:1 qid:2\n", 1, r"must come right after the label"),
+        ("1 qid:1 1:1\n0 1:1\n", 2, r"no 'qid:' but earlier rows do"),
+        ("1 1:1\n0 qid:1 1:1\n", 2, r"has 'qid:' but earlier rows do not"),
+        ("1 qid:1 1:1\n0 qid:2 1:1\n0 qid:1 1:1\n", 3, r"qid:1 reappears .*line 1"),
+    ],
+)
+def test_malformed_lines_name_file_and_line(tmp_path, text, line, message):
+    path = write(tmp_path, text)
+    with pytest.raises(ValueError, match=rf"data\.txt, line {line}: .*{message}"):
+        load_letor(path)
+
+
+def test_query_file_errors(tmp_path):
+    path = write(tmp_path, "1 1:1\n0 1:1\n1 1:1\n")
+    with pytest.raises(ValueError, match=r"q\.txt: query sizes sum to 2 but .*3 data rows"):
+        load_letor(path, write(tmp_path, "1\n1\n", "q.txt"))
+    with pytest.raises(ValueError, match=r"q2\.txt, line 2: query size 'x'"):
+        load_letor(path, write(tmp_path, "1\nx\n", "q2.txt"))
+    with pytest.raises(ValueError, match=r"q3\.txt, line 1: query size 0 is not positive"):
+        load_letor(path, write(tmp_path, "0\n3\n", "q3.txt"))
+    with_qid = write(tmp_path, "1 qid:1 1:1\n0 qid:1 1:1\n1 qid:2 1:1\n", "qid.txt")
+    np.testing.assert_array_equal(load_letor(with_qid, write(tmp_path, "2\n1\n", "ok.txt"))[2],
+                                  [1, 1, 2])
+    with pytest.raises(ValueError, match=r"bad\.txt: query sizes disagree"):
+        load_letor(with_qid, write(tmp_path, "1\n2\n", "bad.txt"))
+
+
+def test_n_features_errors(tmp_path):
+    path = write(tmp_path, "1 1:1\n0 5:1\n")
+    with pytest.raises(ValueError, match=r"data\.txt, line 2: feature index 5 is beyond n_features=4"):
+        load_letor(path, n_features=4)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="n_features"):
+            load_letor(path, n_features=bad)
