@@ -1,0 +1,359 @@
+"""The structured hinge over queries, shared by every solver (DESIGN.md §1).
+
+For a weight vector ``w`` and queries ``q = 1..Q`` (index sets into the rows of ``X``), each query's
+structured hinge is evaluated by its loss-augmented inference oracle ``(scores_q, y_q) -> (c_q, delta_q)``:
+
+    H_q(w) = delta_q + s_q @ c_q = delta_q + w @ G_q,   s_q = X_q @ w,   G_q = X_q.T @ c_q,
+
+and the training objective is ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)``. ``G_q`` is a subgradient of ``H_q``
+at ``w`` and ``(delta_q, G_q)`` is the tight supporting plane there. This module is the only place in the
+package that calls oracles.
+"""
+
+import logging
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["StructuredHinge"]
+
+# Below this many samples per full pass, shipping work to other processes costs more than it saves.
+_MIN_PARALLEL_SAMPLES = 20_000
+# Chunks per worker: a few, so that unequal query sizes still balance.
+_CHUNKS_PER_JOB = 4
+
+
+def _oracle_chunk(oracle, score_segments, y_segments):
+    """Run ``oracle`` on a list of queries (module-level so joblib can ship it).
+
+    Parameters
+    ----------
+    oracle : callable
+        ``(scores, y) -> (c, delta)``.
+    score_segments, y_segments : list of ndarray
+        Per-query scores (float64) and relevance (bool).
+
+    Returns
+    -------
+    list of (ndarray, float)
+        ``(c, delta)`` per query.
+    """
+    out = []
+    for s, y in zip(score_segments, y_segments):
+        c, delta = oracle(s, y)
+        out.append((np.asarray(c, dtype=np.float64), float(delta)))
+    return out
+
+
+def _row_block(X, start, stop):
+    """Rows ``start:stop`` of ``X`` without copying the values (a view for dense and CSR input)."""
+    if sp.issparse(X):
+        lo, hi = X.indptr[start], X.indptr[stop]
+        return sp.csr_matrix(
+            (X.data[lo:hi], X.indices[lo:hi], X.indptr[start : stop + 1] - lo),
+            shape=(stop - start, X.shape[1]),
+        )
+    return X[start:stop]
+
+
+def _check_X(X, fit_intercept):
+    """Validate ``X`` (dense or sparse, finite) and append the intercept column if asked."""
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X contains NaN or infinity")
+        if fit_intercept:
+            ones = sp.csr_matrix(np.ones((X.shape[0], 1)))
+            X = sp.hstack([X, ones], format="csr")
+        X.sort_indices()
+        return X
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinity")
+    if fit_intercept:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    return np.ascontiguousarray(X)
+
+
+def _check_y(y, n):
+    """Relevance as a boolean vector of length ``n`` (bool or 0/1 input)."""
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
+    if y.dtype != bool:
+        if not np.all((y == 0) | (y == 1)):
+            raise ValueError("y must be boolean relevance (bool or 0/1 values)")
+        y = y.astype(bool)
+    return y
+
+
+def _check_queries(queries, n, y):
+    """Queries as a tuple of int64 index arrays, each in range with a positive and a negative."""
+    if len(queries) == 0:
+        raise ValueError("queries must contain at least one query")
+    out = []
+    for k, q in enumerate(queries):
+        q = np.asarray(q)
+        if q.ndim != 1 or q.size == 0 or not np.issubdtype(q.dtype, np.integer):
+            raise ValueError(f"query {k} must be a non-empty 1-D array of integer row indices")
+        if q.min() < 0 or q.max() >= n:
+            raise ValueError(f"query {k} has row indices outside [0, {n})")
+        n_pos = int(np.count_nonzero(y[q]))
+        if n_pos == 0 or n_pos == q.size:
+            raise ValueError(f"query {k} needs at least one positive and one negative sample")
+        out.append(q.astype(np.int64, copy=False))
+    return tuple(out)
+
+
+class StructuredHinge:
+    """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of a training set split into queries.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy sparse matrix
+        Features (converted to float64; sparse input to CSR). Must be finite.
+    y : ndarray of shape (n_samples,)
+        Binary relevance (bool, or 0/1).
+    queries : sequence of int ndarrays
+        Row indices of each query. Each must hold at least one positive and one negative
+        (the estimator drops degenerate queries before building the problem).
+    oracle : callable
+        Picklable loss-augmented inference ``f(scores, y) -> (c, delta)`` (``ssvm.losses.get_oracle``),
+        called without validation.
+    fit_intercept : bool, default=False
+        Append a constant-1 feature, regularised like the other weights (as liblinear does);
+        ``w`` then has ``n_features + 1`` entries, the last being the intercept.
+    n_jobs : int or None, default=None
+        Parallel oracle calls over queries (joblib semantics). Used for full passes over many
+        queries with enough samples; queries are batched into a few chunks per worker.
+
+    Attributes
+    ----------
+    n_features : int
+        Length of ``w`` (``d``, plus one with an intercept).
+    n_queries : int
+        ``Q``.
+    n_samples : int
+        Rows of ``X``.
+    oracle_seconds : float
+        Cumulative wall time spent in oracle calls.
+    matvec_seconds : float
+        Cumulative wall time spent in products with ``X`` or ``X.T``.
+    n_oracle_calls : int
+        Cumulative number of per-query oracle calls.
+
+    Notes
+    -----
+    The rows of all queries are stacked once (a view when the queries are ``0..n-1`` in order) and
+    each query's rows are kept as a zero-copy block, so nothing is re-sliced per iteration. A full
+    pass costs one product ``X @ w``, the oracle calls and one product with ``X.T``.
+    """
+
+    def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None):
+        if not callable(oracle):
+            raise ValueError(f"oracle must be callable, got {type(oracle).__name__}")
+        X = _check_X(X, fit_intercept)
+        n = X.shape[0]
+        y = _check_y(y, n)
+        queries = _check_queries(queries, n, y)
+        self.X = X
+        self.y = y
+        self.queries = queries
+        self.oracle = oracle
+        self.fit_intercept = bool(fit_intercept)
+        self.n_jobs = n_jobs
+        self.n_samples = n
+        self.n_features = X.shape[1]
+        self.n_queries = len(queries)
+
+        sizes = np.array([q.size for q in queries], dtype=np.int64)
+        self._bounds = np.concatenate([[0], np.cumsum(sizes)])
+        order = np.concatenate(queries)
+        if order.size == n and np.array_equal(order, np.arange(n)):
+            self._X_stacked = X
+        else:
+            self._X_stacked = X[order]
+        self._y_segments = [y[q] for q in queries]
+        self._X_blocks = [
+            _row_block(self._X_stacked, self._bounds[k], self._bounds[k + 1])
+            for k in range(self.n_queries)
+        ]
+        self.oracle_seconds = 0.0
+        self.matvec_seconds = 0.0
+        self.n_oracle_calls = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _check_w(self, w):
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_features,):
+            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
+        return w
+
+    def _check_query_subset(self, queries):
+        idx = np.asarray(queries)
+        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError("queries must be a 1-D sequence of query numbers")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
+            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
+        return idx.astype(np.int64, copy=False)
+
+    def _matvec(self, A, v):
+        t0 = time.perf_counter()
+        out = A @ v
+        self.matvec_seconds += time.perf_counter() - t0
+        return np.asarray(out).ravel()
+
+    def _use_parallel(self, n_samples, n_queries):
+        if n_queries < 2 or n_samples < _MIN_PARALLEL_SAMPLES:
+            return 0
+        n_jobs = effective_n_jobs(self.n_jobs)
+        return n_jobs if n_jobs > 1 else 0
+
+    def _run_oracles(self, score_segments, y_segments):
+        """``(c, delta)`` for each query segment, in parallel chunks when worthwhile."""
+        t0 = time.perf_counter()
+        m = len(score_segments)
+        n_jobs = self._use_parallel(sum(s.size for s in score_segments), m)
+        if n_jobs:
+            n_chunks = min(m, n_jobs * _CHUNKS_PER_JOB)
+            # contiguous chunks of about equal total size
+            cum = np.cumsum([s.size for s in score_segments])
+            cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_chunks) / n_chunks)
+            cuts = np.unique(np.concatenate([[0], cuts + 1, [m]]).clip(0, m))
+            parts = Parallel(n_jobs=n_jobs)(
+                delayed(_oracle_chunk)(self.oracle, score_segments[a:b], y_segments[a:b])
+                for a, b in zip(cuts[:-1], cuts[1:])
+                if b > a
+            )
+            results = [r for part in parts for r in part]
+        else:
+            results = _oracle_chunk(self.oracle, score_segments, y_segments)
+        self.oracle_seconds += time.perf_counter() - t0
+        self.n_oracle_calls += m
+        for (c, _), s in zip(results, score_segments):
+            if c.shape != s.shape:
+                raise ValueError(
+                    f"oracle returned c of shape {c.shape} for a query of {s.size} samples"
+                )
+        return results
+
+    def _full_pass(self, w):
+        """Scores of the stacked rows and ``(c, delta)`` of every query at ``w``."""
+        s = self._matvec(self._X_stacked, w)
+        b = self._bounds
+        segments = [s[b[k] : b[k + 1]] for k in range(self.n_queries)]
+        return s, self._run_oracles(segments, self._y_segments)
+
+    # ------------------------------------------------------------------ public API
+    def scores(self, w):
+        """Scores ``X @ w`` of all samples, in the original row order.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._matvec(self.X, self._check_w(w))
+
+    def planes(self, w, queries=None):
+        """Tight supporting planes of the per-query hinges at ``w``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        queries : sequence of int, optional
+            Query numbers (default: all, in order).
+
+        Returns
+        -------
+        delta : ndarray of shape (m,)
+            ``delta_q`` per requested query.
+        G : ndarray of shape (m, n_features)
+            ``G_q = X_q.T @ c_q``, so that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
+        """
+        w = self._check_w(w)
+        if queries is None:
+            _, results = self._full_pass(w)
+            c_all = np.concatenate([c for c, _ in results])
+            b = self._bounds
+            Cmat = sp.csr_matrix(
+                (c_all, np.repeat(np.arange(self.n_queries), np.diff(b)), b),
+                shape=(self.n_queries, b[-1]),
+            )
+            t0 = time.perf_counter()
+            G = Cmat @ self._X_stacked
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            self.matvec_seconds += time.perf_counter() - t0
+            delta = np.array([d for _, d in results])
+            return delta, G
+        idx = self._check_query_subset(queries)
+        segments = [self._matvec(self._X_blocks[k], w) for k in idx]
+        results = self._run_oracles(segments, [self._y_segments[k] for k in idx])
+        G = np.empty((idx.size, self.n_features))
+        for row, (k, (c, _)) in enumerate(zip(idx, results)):
+            G[row] = self._matvec(self._X_blocks[k].T, c)
+        delta = np.array([d for _, d in results], dtype=np.float64)
+        return delta, G
+
+    def hinge(self, w):
+        """Mean hinge and a subgradient at ``w``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        H : float
+            ``(1/Q) Σ_q H_q(w)``.
+        g : ndarray of shape (n_features,)
+            ``(1/Q) Σ_q G_q``, a subgradient of ``H`` at ``w``; ``H(w') >= H + g @ (w' - w)``.
+        """
+        w = self._check_w(w)
+        s, results = self._full_pass(w)
+        c_all = np.concatenate([c for c, _ in results])
+        H = (sum(d for _, d in results) + s @ c_all) / self.n_queries
+        g = self._matvec(self._X_stacked.T, c_all) / self.n_queries
+        return float(H), g
+
+    def hinge_value(self, w):
+        """``(1/Q) Σ_q H_q(w)`` without the subgradient (saves one product with ``X.T``).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        float
+        """
+        s, results = self._full_pass(self._check_w(w))
+        c_all = np.concatenate([c for c, _ in results])
+        return float((sum(d for _, d in results) + s @ c_all) / self.n_queries)
+
+    def objective(self, w, C):
+        """Training objective ``J(w) = ½‖w‖² + C · H(w)``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        C : float
+            Positive regularisation trade-off.
+
+        Returns
+        -------
+        float
+        """
+        w = self._check_w(w)
+        return 0.5 * float(w @ w) + float(C) * self.hinge_value(w)

@@ -1,0 +1,260 @@
+"""The cutting plane's dual QP over the capped simplex, solved exactly.
+
+    maximise  b @ α − ½ αᵀ M α    subject to  α ≥ 0,  Σ α ≤ C,
+
+with ``M`` the (positive semi-definite, possibly singular) Gram matrix of the working-set planes.
+Two interchangeable solvers:
+
+- :func:`solve_capped_simplex_qp`, a primal active-set method specialised to this constraint set
+  (the default of the cutting plane);
+- :class:`CvxpyDualQP`, a cvxpy problem built once with fixed capacity and DPP parameters, re-solved
+  warm.
+"""
+
+import logging
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["solve_capped_simplex_qp", "CvxpyDualQP", "dual_value"]
+
+
+def dual_value(M, b, alpha):
+    """``b @ α − ½ αᵀ M α``.
+
+    Parameters
+    ----------
+    M : ndarray of shape (K, K)
+    b, alpha : ndarray of shape (K,)
+
+    Returns
+    -------
+    float
+    """
+    return float(b @ alpha - 0.5 * alpha @ (M @ alpha))
+
+
+def _check_qp(M, b, C):
+    M = np.asarray(M, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    K = b.shape[0] if b.ndim == 1 else -1
+    if b.ndim != 1 or M.shape != (K, K):
+        raise ValueError(f"M must be (K, K) and b (K,), got {M.shape} and {b.shape}")
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(b))):
+        raise ValueError("M and b must be finite")
+    if not np.isfinite(C) or C <= 0:
+        raise ValueError(f"C must be positive and finite, got {C!r}")
+    return 0.5 * (M + M.T), b
+
+
+def _feasible_start(alpha0, K, C):
+    """A feasible point of the capped simplex close to ``alpha0`` (zeros when None)."""
+    if alpha0 is None:
+        return np.zeros(K)
+    a = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, None)
+    if a.shape != (K,):
+        raise ValueError(f"alpha0 must have shape ({K},), got {a.shape}")
+    s = a.sum()
+    if s > C:
+        a *= C / s
+    return a
+
+
+def _null_space_of_ones(m):
+    """Orthonormal basis (m, m-1) of {p : Σ p = 0}, from the Householder map of 1/√m to e₁."""
+    u = np.full(m, 1.0 / np.sqrt(m))
+    u[0] -= 1.0
+    H = np.eye(m) - np.outer(u, u) * (2.0 / (u @ u))
+    return H[:, 1:]
+
+
+def _subspace_direction(QF, gF, gtol):
+    """Minimiser direction of ½pᵀQFp + gFᵀp over Σp = 0, or a zero-curvature descent direction.
+
+    Returns
+    -------
+    p : ndarray
+        The Newton step to the subspace minimiser when the reduced problem is bounded, else a
+        direction of (numerically) zero curvature along which the objective decreases linearly.
+    """
+    Z = _null_space_of_ones(gF.size)
+    R = Z.T @ QF @ Z
+    r = Z.T @ gF
+    lam, V = np.linalg.eigh(0.5 * (R + R.T))
+    rt = V.T @ r
+    lam_tol = 1e-11 * max(np.abs(lam).max(), np.finfo(float).tiny)
+    pos = lam > lam_tol
+    null_part = rt[~pos]
+    if null_part.size and np.linalg.norm(null_part) > gtol:
+        return Z @ (V[:, ~pos] @ -null_part)
+    return Z @ (V[:, pos] @ (-rt[pos] / lam[pos]))
+
+
+def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
+    """Exact solution of ``max b@α − ½αᵀMα`` over ``{α ≥ 0, Σα ≤ C}``.
+
+    A primal active-set method on the lifted simplex ``{(α, s) ≥ 0 : Σα + s = C}``: on the current
+    free set it takes the exact Newton step within the face (eigen-decomposition of the reduced
+    Hessian, so a singular ``M`` is handled: zero-curvature descent directions are followed to the
+    boundary), drops a blocking variable when the step leaves the face, and otherwise frees the
+    variable with the most negative Lagrange multiplier until the KKT conditions hold.
+
+    Parameters
+    ----------
+    M : ndarray of shape (K, K)
+        Positive semi-definite (symmetrised internally).
+    b : ndarray of shape (K,)
+    C : float
+        Positive cap on ``Σα``.
+    alpha0 : ndarray of shape (K,), optional
+        Warm start (clipped to the feasible set).
+    max_iter : int, optional
+        Active-set changes allowed (default ``20 * (K + 1) + 50``).
+
+    Returns
+    -------
+    alpha : ndarray of shape (K,)
+        A maximiser (feasible: ``alpha >= 0`` and ``alpha.sum() <= C`` up to rounding).
+    n_iter : int
+        Active-set iterations used.
+    """
+    M, b = _check_qp(M, b, C)
+    K = b.size
+    if K == 0:
+        return np.zeros(0), 0
+    n = K + 1
+    Q = np.zeros((n, n))
+    Q[:K, :K] = M
+    q = np.zeros(n)
+    q[:K] = b
+    x = np.zeros(n)
+    x[:K] = _feasible_start(alpha0, K, C)
+    x[K] = max(C - x[:K].sum(), 0.0)
+    free = x > 0
+    if not free.any():
+        x[K], free[K] = C, True
+    scale = max(1.0, np.abs(b).max(), C * np.abs(np.diag(M)).max())
+    gtol = 1e-14 * scale
+    kkt_tol = 1e-12 * scale
+    max_iter = 20 * n + 50 if max_iter is None else int(max_iter)
+
+    g = Q @ x - q
+    need_step = True
+    for it in range(1, max_iter + 1):
+        F = np.flatnonzero(free)
+        if need_step and F.size > 1:
+            p = _subspace_direction(Q[np.ix_(F, F)], g[F], gtol)
+            curv = p @ Q[np.ix_(F, F)] @ p
+            slope = g[F] @ p
+            if slope >= 0:  # already optimal on this face (up to rounding)
+                need_step = False
+                continue
+            t_line = -slope / curv if curv > 0 else np.inf
+            neg = p < 0
+            ratios = -x[F][neg] / p[neg]
+            j = int(np.argmin(ratios)) if ratios.size else -1
+            t_block = ratios[j] if ratios.size else np.inf
+            if t_block < t_line:
+                x[F] = np.maximum(x[F] + t_block * p, 0.0)
+                blocked = F[neg][j]
+                x[blocked] = 0.0
+                free[blocked] = False
+            else:
+                x[F] = np.maximum(x[F] + t_line * p, 0.0)
+                need_step = False
+            g = Q @ x - q
+            continue
+        # on the face optimum: Lagrange multipliers of x_i >= 0 are g_i - mu
+        mu = g[F].mean()
+        viol = g - mu
+        viol[free] = np.inf
+        j = int(np.argmin(viol))
+        if viol[j] >= -kkt_tol:
+            return x[:K].copy(), it
+        free[j] = True
+        need_step = True
+    logger.warning("capped-simplex QP: no convergence in %d active-set iterations", max_iter)
+    return x[:K].copy(), max_iter
+
+
+class CvxpyDualQP:
+    """The dual QP as a cvxpy problem built once, with fixed capacity and DPP parameters.
+
+    ``M = LᵀL`` enters through a ``(capacity, capacity)`` factor parameter, ``b`` and the per-plane
+    upper bounds (``C`` for used slots, 0 for unused ones) through vector parameters, so every
+    re-solve reuses the cached canonicalisation.
+
+    Parameters
+    ----------
+    capacity : int
+        Largest number of planes.
+    C : float
+        Cap on ``Σα``.
+    solver : str, default="CLARABEL"
+    **solver_options
+        Passed to ``cvxpy.Problem.solve`` (defaults: tight Clarabel tolerances).
+    """
+
+    def __init__(self, capacity, C, solver="CLARABEL", **solver_options):
+        import cvxpy as cp
+
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        if not np.isfinite(C) or C <= 0:
+            raise ValueError(f"C must be positive and finite, got {C!r}")
+        self.capacity = int(capacity)
+        self.C = float(C)
+        self.solver = solver
+        if solver == "CLARABEL" and not solver_options:
+            solver_options = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
+        self.solver_options = solver_options
+        # scaled variable beta = alpha / C on {beta >= 0, sum(beta) <= 1}; data scaled to unit size
+        self._beta = cp.Variable(capacity, nonneg=True)
+        self._L = cp.Parameter((capacity, capacity))
+        self._b = cp.Parameter(capacity)
+        self._ub = cp.Parameter(capacity, nonneg=True)
+        objective = cp.Maximize(self._b @ self._beta - 0.5 * cp.sum_squares(self._L @ self._beta))
+        constraints = [cp.sum(self._beta) <= 1.0, self._beta <= self._ub]
+        self.problem = cp.Problem(objective, constraints)
+        if not self.problem.is_dpp():
+            raise RuntimeError("the dual QP must be DPP")
+
+    def solve(self, M, b, alpha0=None):
+        """Maximiser of the dual QP for the first ``K`` slots.
+
+        Parameters
+        ----------
+        M : ndarray of shape (K, K)
+        b : ndarray of shape (K,)
+        alpha0 : ndarray of shape (K,), optional
+            Warm start.
+
+        Returns
+        -------
+        ndarray of shape (K,)
+            Feasible ``α`` (clipped to the constraint set).
+        """
+        M, b = _check_qp(M, b, self.C)
+        K = b.size
+        if K > self.capacity:
+            raise ValueError(f"{K} planes exceed the capacity {self.capacity}")
+        if K == 0:
+            return np.zeros(0)
+        C = self.C
+        scale = max(C * np.abs(b).max(), C * C * np.abs(np.diag(M)).max(), np.finfo(float).tiny)
+        lam, V = np.linalg.eigh(M * (C * C / scale))
+        L = np.zeros((self.capacity, self.capacity))
+        L[:K, :K] = (V * np.sqrt(np.clip(lam, 0.0, None))).T
+        bb = np.zeros(self.capacity)
+        bb[:K] = b * (C / scale)
+        ub = np.zeros(self.capacity)
+        ub[:K] = 1.0
+        self._L.value, self._b.value, self._ub.value = L, bb, ub
+        start = np.zeros(self.capacity)
+        start[:K] = _feasible_start(alpha0, K, C) / C
+        self._beta.value = start
+        self.problem.solve(solver=self.solver, warm_start=True, **self.solver_options)
+        if self._beta.value is None:
+            raise RuntimeError(f"cvxpy failed on the dual QP: status {self.problem.status}")
+        return _feasible_start(self._beta.value[:K] * C, K, C)
