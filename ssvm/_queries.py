@@ -1,0 +1,180 @@
+"""Query bookkeeping shared by the estimators: ``qid`` / ``group`` → index arrays.
+
+A *query* is a set of rows of ``X`` ranked against each other. Users describe queries either by
+a query id per row (``qid``, as svmlight / XGBRanker do) or by the sizes of consecutive blocks of
+rows (``group``, as LightGBM does). Both are turned into the same list of index arrays here, in the
+order in which the queries first appear, with the row indices of each query ascending — so the two
+descriptions of the same data give identical training problems.
+"""
+
+import warnings
+import numpy as np
+
+__all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries"]
+
+
+def queries_from_qid(qid, n_samples):
+    """Index arrays of the queries described by one query id per row.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Query id of each row (any hashable, comparable values: ints, strings, ...). Rows of a query
+        need not be consecutive.
+    n_samples : int
+        Number of rows of ``X``.
+
+    Returns
+    -------
+    queries : list of ndarray of int64
+        One ascending index array per distinct id, in the order of first appearance.
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D, has the wrong length, or contains NaN.
+    """
+    qid = np.asarray(qid)
+    if qid.ndim != 1:
+        raise ValueError(
+            f"qid must be 1-D with one query id per row of X; got an array of shape {qid.shape}."
+        )
+    if qid.shape[0] != n_samples:
+        raise ValueError(
+            f"qid has {qid.shape[0]} entries but X has {n_samples} rows; "
+            "qid needs one query id per row."
+        )
+    if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
+        raise ValueError("qid contains NaN or infinity; query ids must be finite.")
+    try:
+        _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"qid values must be mutually comparable: {exc}") from None
+    # relabel queries by first appearance, then group rows (stable sort keeps rows ascending)
+    rank = np.empty(first.shape[0], dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
+    label = rank[inverse.ravel()]
+    order = np.argsort(label, kind="stable")
+    bounds = np.cumsum(np.bincount(label, minlength=first.shape[0]))[:-1]
+    return [q.astype(np.int64, copy=False) for q in np.split(order, bounds)]
+
+
+def queries_from_group(group, n_samples):
+    """Index arrays of consecutive queries given their sizes (LightGBM's ``group``).
+
+    Parameters
+    ----------
+    group : array-like of int of shape (n_queries,)
+        Number of rows of each query; the first ``group[0]`` rows form query 0, and so on.
+    n_samples : int
+        Number of rows of ``X``.
+
+    Returns
+    -------
+    queries : list of ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer or the sizes do not sum to ``n_samples``.
+    """
+    group = np.asarray(group)
+    if group.ndim != 1 or group.shape[0] == 0:
+        raise ValueError(
+            f"group must be a non-empty 1-D array of query sizes; got shape {group.shape}."
+        )
+    if group.dtype.kind == "f":
+        if not np.all(np.isfinite(group)) or not np.all(group == np.round(group)):
+            raise ValueError("group sizes must be integers.")
+        group = group.astype(np.int64)
+    elif group.dtype.kind not in "iub":
+        raise ValueError(f"group sizes must be integers; got dtype {group.dtype}.")
+    group = group.astype(np.int64)
+    if np.any(group < 1):
+        raise ValueError(f"group sizes must be positive; got minimum {group.min()}.")
+    total = int(group.sum())
+    if total != n_samples:
+        raise ValueError(
+            f"group sizes sum to {total} but X has {n_samples} rows; "
+            "group must give the sizes of consecutive queries covering every row."
+        )
+    return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
+
+
+def resolve_queries(n_samples, qid=None, group=None):
+    """Queries from ``qid`` or ``group`` (at most one of them), or one query of all rows.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows of ``X``.
+    qid : array-like of shape (n_samples,), default=None
+        Query id per row.
+    group : array-like of int, default=None
+        Sizes of consecutive queries.
+
+    Returns
+    -------
+    queries : list of ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If both ``qid`` and ``group`` are given, or either is malformed.
+    """
+    if qid is not None and group is not None:
+        raise ValueError(
+            "Pass either qid (a query id per row) or group (sizes of consecutive queries), not both."
+        )
+    if qid is not None:
+        return queries_from_qid(qid, n_samples)
+    if group is not None:
+        return queries_from_group(group, n_samples)
+    return [np.arange(n_samples, dtype=np.int64)]
+
+
+def informative_queries(queries, relevant, *, warn=True):
+    """Keep the queries with at least one relevant and one non-relevant row.
+
+    Parameters
+    ----------
+    queries : list of ndarray of int
+        Row indices of each query.
+    relevant : ndarray of bool of shape (n_samples,)
+        Binary relevance of each row.
+    warn : bool, default=True
+        Emit a ``UserWarning`` naming how many queries were skipped.
+
+    Returns
+    -------
+    kept : list of ndarray of int
+        The informative queries, in their original order.
+
+    Raises
+    ------
+    ValueError
+        If no query has both a relevant and a non-relevant row.
+    """
+    kept, no_pos, no_neg = [], 0, 0
+    for q in queries:
+        n_pos = int(np.count_nonzero(relevant[q]))
+        if n_pos == 0:
+            no_pos += 1
+        elif n_pos == q.shape[0]:
+            no_neg += 1
+        else:
+            kept.append(q)
+    if not kept:
+        raise ValueError(
+            f"All {len(queries)} queries are degenerate ({no_pos} without a relevant row, "
+            f"{no_neg} without a non-relevant row): every query needs at least one positive "
+            "(y > 0) and one negative row to be trained on."
+        )
+    if warn and (no_pos or no_neg):
+        warnings.warn(
+            f"Skipping {no_pos + no_neg} of {len(queries)} queries that cannot be ranked "
+            f"({no_pos} without a positive, {no_neg} without a negative row).",
+            UserWarning,
+            stacklevel=4,  # informative_queries < fit < sklearn's _fit_context wrapper < caller
+        )
+    return kept

@@ -1,0 +1,527 @@
+"""``RankSVM``: the scikit-learn estimator over the structured-hinge solvers.
+
+This module only validates, builds queries, dispatches and stores results; the math lives in
+``ssvm.problem`` (the objective), ``ssvm.solvers`` (the minimisers) and ``ssvm.losses`` (the
+loss-augmented inference oracles).
+"""
+
+import logging
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ssvm._queries import informative_queries, resolve_queries
+from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, get_oracle, ranking_loss, supported_oracles
+from ssvm.problem import StructuredHinge
+from ssvm.solvers import SOLVERS
+
+__all__ = ["RankSVM"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+class RankSVM(ClassifierMixin, BaseEstimator):
+    """Linear structured SVM that directly optimises a ranking loss (AP, NDCG, precision@k) or 0-1.
+
+    Minimises, for each binary task, ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)`` where ``H_q`` is the
+    structured hinge of query ``q`` for the chosen loss (``ssvm`` DESIGN §1). Without ``qid`` /
+    ``group`` the whole training set is one query and ``y`` holds class labels: two classes give a
+    binary problem, more classes are fitted one-vs-rest (in parallel with ``n_jobs``). With ``qid``
+    or ``group``, ``y`` is graded relevance, rows with ``y > 0`` are relevant, and queries are
+    ranked independently.
+
+    Parameters
+    ----------
+    loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or loss object, default="ap"
+        Task loss whose structured hinge is minimised. ``"zero_one"`` is the usual linear SVM
+        (hinge loss with a regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)``
+        minimises the same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A loss object
+        accepted by ``ssvm.losses.get_oracle`` can be passed as well.
+    oracle : str, default="auto"
+        Loss-augmented inference algorithm (``ssvm.losses.ORACLE_NAMES``). It must support the
+        loss (``ssvm.losses.supported_oracles(loss)``); ``"auto"`` picks the fastest exact one.
+    solver : str, default="cutting_plane"
+        Minimiser of J, a key of ``ssvm.solvers.SOLVERS`` (``"cutting_plane"``, ``"pegasos"``,
+        ``"frank_wolfe"``).
+    C : float, default=1.0
+        Weight of the mean structured hinge against ``½‖w‖²``; must be positive.
+    k : int, default=10
+        Cut-off of ``loss="precision_at_k"`` (clipped to the size of each query); ignored by
+        the other losses.
+    tol : float, default=1e-3
+        Stopping tolerance passed to the solver (a certified duality gap for ``"cutting_plane"``
+        and ``"frank_wolfe"``).
+    max_iter : int, default=1000
+        Maximum number of solver iterations per binary task; a ``ConvergenceWarning`` is emitted
+        when it is reached before ``tol``.
+    n_jobs : int, default=None
+        Parallel jobs (joblib): over the classes of a one-vs-rest fit, otherwise over the
+        queries' oracle calls. ``None`` means 1 unless in a ``joblib.parallel_backend`` context.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the stochastic solvers (``"pegasos"``, ``"frank_wolfe"``); one seed per class is
+        drawn from it up front, so results do not depend on ``n_jobs``.
+    verbose : int, default=0
+        ``0``: silent; ``1``: one ``INFO`` log record per fitted task; ``≥ 2``: also one
+        ``DEBUG`` record per solver iteration. Records go to the ``ssvm.estimators`` logger
+        (configure it with :mod:`logging`); nothing is printed.
+    warm_start : bool, default=False
+        Start the solver from the previous ``coef_`` (and ``intercept_`` for ``"zero_one"``)
+        instead of zero. The previous fit must have the same number of tasks and features.
+    solver_params : dict, default=None
+        Extra keyword arguments of the solver function, e.g. ``{"qp": "cvxpy"}`` for the
+        cutting plane's dual QP (see the solver's docstring in ``ssvm.solvers``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights; one row for a binary / ranking problem, one per class for one-vs-rest.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Decision threshold as an offset, so that ``decision_function = X @ coef_.T + intercept_``
+        and ``predict`` thresholds it at 0. For ``"zero_one"`` it is the learnt (regularised)
+        intercept. The ranking losses are invariant to shifting all scores, so they do not fix
+        one: it is chosen after training as the cut of the training scores that maximises
+        training accuracy (the middle one of the maximising cuts; cuts lie halfway between
+        consecutive distinct scores).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels. When fitted with ``qid`` / ``group``, ``array([0, 1])`` (not relevant,
+        relevant) and ``predict`` returns 0/1 relevance.
+    n_iter_ : int
+        Solver iterations (the maximum over classes for one-vs-rest).
+    objective_ : float or ndarray of shape (n_classes,)
+        Final objective J(w) of each task.
+    history_ : list
+        The solver's history records (one list per class for one-vs-rest).
+    n_queries_ : int
+        Number of queries trained on (degenerate queries are skipped with a warning).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when ``X`` has string column names).
+
+    See Also
+    --------
+    sklearn.svm.LinearSVC : the 0-1 (hinge) special case, solved by liblinear.
+
+    Notes
+    -----
+    Within scikit-learn's model selection, pass ``qid`` to ``fit`` (it is split with the rows;
+    ``group`` sizes cannot be) and keep queries whole with ``GroupKFold`` (``groups=qid``). To
+    score per query, enable metadata routing and call ``set_score_request(qid=True)`` (and
+    ``set_fit_request(qid=True)``); otherwise ``score`` ranks each test fold as one query.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from ssvm import RankSVM
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = RankSVM(loss="ap", C=10.0).fit(X / X.max(axis=0), y)
+    >>> round(clf.score(X / X.max(axis=0), y), 2) > 0.9
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [StrOptions(set(LOSS_NAMES))],
+        "oracle": [StrOptions(set(ORACLE_NAMES))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "solver_params": [dict, None],
+    }
+
+    def __init__(
+        self,
+        loss="ap",
+        oracle="auto",
+        solver="cutting_plane",
+        C=1.0,
+        *,
+        k=10,
+        tol=1e-3,
+        max_iter=1000,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        solver_params=None,
+    ):
+        self.loss = loss
+        self.oracle = oracle
+        self.solver = solver
+        self.C = C
+        self.k = k
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.solver_params = solver_params
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        tags.classifier_tags.poor_score = False
+        return tags
+
+    # ------------------------------------------------------------------ fit
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, qid=None, group=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (sparse input is converted to CSR).
+        y : array-like of shape (n_samples,)
+            Class labels, or graded relevance (``y > 0`` is relevant) when ``qid`` or ``group``
+            is given.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row (as svmlight's ``qid:``); rows of a query need not be
+            consecutive. Not together with ``group``.
+        group : array-like of int of shape (n_queries,), default=None
+            Sizes of consecutive queries (LightGBM / XGBoost ``group``); must sum to
+            ``n_samples``. Not together with ``qid``.
+
+        Returns
+        -------
+        self : RankSVM
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On an oracle that does not support the loss, both ``qid`` and ``group``, malformed
+            queries, a single class, all queries degenerate, or NaN / infinity in the input.
+        """
+        oracle_fn = self._make_oracle()
+        ranking_mode = qid is not None or group is not None
+        if qid is not None and group is not None:
+            raise ValueError(
+                "Pass either qid (a query id per row) or group (sizes of consecutive queries), "
+                "not both."
+            )
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=ranking_mode
+        )
+        n_samples, n_features = X.shape
+        if ranking_mode:
+            queries = resolve_queries(n_samples, qid=qid, group=group)
+            relevant = np.asarray(y > 0)
+            queries = informative_queries(queries, relevant)
+            self.classes_ = np.array([0, 1])
+            targets = [relevant]
+        else:
+            check_classification_targets(y)
+            self.classes_, y_index = np.unique(y, return_inverse=True)
+            n_classes = self.classes_.shape[0]
+            if n_classes < 2:
+                raise ValueError(
+                    "RankSVM needs samples of at least two classes; the data contain only one "
+                    f"class: {self.classes_[0]!r}."
+                )
+            queries = [np.arange(n_samples, dtype=np.int64)]
+            if n_classes == 2:
+                targets = [y_index == 1]
+            else:
+                targets = [y_index == j for j in range(n_classes)]
+
+        zero_one = isinstance(self.loss, str) and self.loss == "zero_one"
+        w0s = self._warm_start_points(len(targets), n_features, zero_one)
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(_MAX_SEED, size=len(targets))
+        solver = SOLVERS[self.solver]
+        one_vs_rest = len(targets) > 1
+        jobs = [
+            delayed(_fit_task)(
+                X,
+                target,
+                queries,
+                oracle_fn,
+                solver,
+                fit_intercept=zero_one,
+                C=self.C,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                w0=w0,
+                random_state=int(seed),
+                n_jobs=None if one_vs_rest else self.n_jobs,
+                verbose=self.verbose,
+                name=f"class {self.classes_[j]!r}" if one_vs_rest else "task",
+                solver_params=self.solver_params or {},
+            )
+            for j, (target, w0, seed) in enumerate(zip(targets, w0s, seeds))
+        ]
+        results = Parallel(n_jobs=self.n_jobs if one_vs_rest else 1)(jobs)
+        self._store_results(X, targets, results, zero_one)
+        self.n_queries_ = len(queries)
+        self._fitted_on_queries = ranking_mode
+        return self
+
+    def _make_oracle(self):
+        """The oracle callable for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
+        supported = supported_oracles(self.loss)
+        if self.oracle not in supported:
+            raise ValueError(
+                f"oracle={self.oracle!r} does not support loss={_loss_label(self.loss)!r}; "
+                f"oracles for this loss: {', '.join(map(repr, supported))}."
+            )
+        return get_oracle(self.loss, self.oracle, **self._loss_params())
+
+    def _loss_params(self):
+        return {"k": self.k} if _is_loss(self.loss, "precision_at_k") else {}
+
+    def _warm_start_points(self, n_tasks, n_features, zero_one):
+        """Initial w of each task: zeros (``None``) or the previous solution."""
+        if not (self.warm_start and hasattr(self, "coef_")):
+            return [None] * n_tasks
+        if self.coef_.shape != (n_tasks, n_features):
+            raise ValueError(
+                f"warm_start=True needs the previous fit to have the same shape: coef_ has shape "
+                f"{self.coef_.shape} but this fit has {n_tasks} task(s) and {n_features} features."
+            )
+        if zero_one:
+            return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
+        return [row.copy() for row in self.coef_]
+
+    def _store_results(self, X, targets, results, zero_one):
+        n_features = X.shape[1]
+        coef = np.empty((len(results), n_features))
+        intercept = np.empty(len(results))
+        for j, (target, result) in enumerate(zip(targets, results)):
+            w = np.asarray(result.w, dtype=np.float64)
+            coef[j] = w[:n_features]
+            if zero_one:
+                intercept[j] = w[n_features]
+            else:
+                scores = np.asarray(safe_sparse_dot(X, coef[j]), dtype=np.float64).ravel()
+                intercept[j] = -accuracy_threshold(scores, target)
+        self.coef_ = coef
+        self.intercept_ = intercept
+        self.n_iter_ = int(max(result.n_iter for result in results))
+        objectives = np.array([float(result.objective) for result in results])
+        histories = [list(result.history) for result in results]
+        if len(results) == 1:
+            self.objective_ = float(objectives[0])
+            self.history_ = histories[0]
+        else:
+            self.objective_ = objectives
+            self.history_ = histories
+        if not all(result.converged for result in results):
+            warnings.warn(
+                f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
+                f"max_iter={self.max_iter} iterations; increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
+            )
+
+    # ------------------------------------------------------------ predict
+
+    def decision_function(self, X):
+        """Scores ``X @ coef_.T + intercept_``; positive means the positive class / relevant.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class for one-vs-rest, a vector otherwise. Sorting by it gives the
+            ranking the model was trained to produce.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        scores = np.asarray(safe_sparse_dot(X, self.coef_.T), dtype=np.float64) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class labels: the decision function thresholded at 0 (argmax for one-vs-rest).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Labels from ``classes_`` (0/1 relevance when fitted with ``qid`` / ``group``).
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X, y, qid=None):
+        """One minus the mean task loss of the ranking by ``decision_function``.
+
+        Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
+        and accuracy (at the fitted threshold) for ``"zero_one"``, computed with
+        ``ssvm.losses.ranking_loss``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            True labels (graded relevance, ``y > 0`` relevant, if fitted with ``qid`` /
+            ``group``).
+        qid : array-like of shape (n_samples,), default=None
+            Query id per row: the score is then the mean over queries that have a relevant
+            row (every query for ``"zero_one"``). Without it all rows form one query.
+
+        Returns
+        -------
+        score : float
+            For one-vs-rest, the mean over the classes present in ``y`` of the per-class
+            score (``"zero_one"``: the multi-class accuracy of ``predict``). NaN, with a
+            warning, if no query has a relevant row.
+        """
+        scores = self.decision_function(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != scores.shape[0]:
+            raise ValueError(
+                f"y must be 1-D with one label per row of X ({scores.shape[0]}); "
+                f"got shape {y.shape}."
+            )
+        queries = resolve_queries(scores.shape[0], qid=qid)
+        if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
+            return float(np.mean(self.classes_[np.argmax(scores, axis=1)] == y))
+        if self._fitted_on_queries:
+            tasks = [(scores, y > 0)]
+        elif scores.ndim == 1:
+            tasks = [(scores, y == self.classes_[1])]
+        else:
+            tasks = [(scores[:, j], y == c) for j, c in enumerate(self.classes_) if np.any(y == c)]
+        values = [self._task_score(s, r, queries) for s, r in tasks]
+        values = [v for v in values if v is not None]
+        if not values:
+            warnings.warn(
+                "score is undefined: no query has a relevant row; returning nan.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return float("nan")
+        return float(np.mean(values))
+
+    def _task_score(self, scores, relevant, queries):
+        """Mean over queries of 1 - loss; None if no query counts."""
+        keep_all = _is_loss(self.loss, "zero_one")
+        params = self._loss_params()
+        values = [
+            1.0 - ranking_loss(scores[q], relevant[q], loss=self.loss, **params)
+            for q in queries
+            if keep_all or np.any(relevant[q])
+        ]
+        return float(np.mean(values)) if values else None
+
+
+def _is_loss(loss, name):
+    return isinstance(loss, str) and loss == name
+
+
+def _loss_label(loss):
+    return loss if isinstance(loss, str) else type(loss).__name__
+
+
+class _IterationLogger:
+    """Solver callback logging each iteration record at DEBUG level (picklable; never stops)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, record):
+        logger.debug("RankSVM %s: %s", self.name, record)
+        return False
+
+
+def _fit_task(
+    X, target, queries, oracle, solver, *, fit_intercept, C, tol, max_iter, w0, random_state,
+    n_jobs, verbose, name, solver_params,
+):
+    """Build the structured-hinge problem of one binary task and minimise it (joblib worker)."""
+    problem = StructuredHinge(
+        X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs
+    )
+    result = solver(
+        problem,
+        C,
+        tol=tol,
+        max_iter=max_iter,
+        w0=w0,
+        callback=_IterationLogger(name) if verbose >= 2 else None,
+        random_state=random_state,
+        **solver_params,
+    )
+    if verbose:
+        logger.info(
+            "RankSVM %s: J=%.6g after %d iterations (converged=%s, oracle %.3fs)",
+            name, result.objective, result.n_iter, result.converged, problem.oracle_seconds,
+        )
+    return result
+
+
+def accuracy_threshold(scores, relevant):
+    """Threshold t maximising the accuracy of ``scores > t`` as a predictor of ``relevant``.
+
+    Candidate cuts lie halfway between consecutive distinct scores, or just below the smallest /
+    above the largest score; among the cuts of maximal accuracy the middle one is taken (so the
+    result is deterministic and not on the edge of the tie set).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+        Finite training scores.
+    relevant : ndarray of bool of shape (n,)
+        True labels.
+
+    Returns
+    -------
+    t : float
+        Every training score is strictly above or at most ``t``; no score equals a cut between
+        two distinct scores.
+    """
+    order = np.argsort(scores, kind="stable")
+    s = scores[order]
+    r = np.asarray(relevant, dtype=bool)[order]
+    n = s.shape[0]
+    # cut i: rows s[:i] predicted negative, s[i:] positive
+    correct = np.concatenate(([0], np.cumsum(~r))) + (
+        np.count_nonzero(r) - np.concatenate(([0], np.cumsum(r)))
+    )
+    allowed = np.ones(n + 1, dtype=bool)
+    allowed[1:n] = s[:-1] < s[1:]
+    correct = np.where(allowed, correct, -1)
+    best = np.flatnonzero(correct == correct.max())
+    i = int(best[(best.shape[0] - 1) // 2])
+    spread = s[-1] - s[0]
+    step = spread / n if spread > 0 else max(1.0, abs(s[0]))
+    if i == 0:
+        t = s[0] - step
+        return float(t if t < s[0] else np.nextafter(s[0], -np.inf))
+    if i == n:
+        t = s[-1] + step
+        return float(t if t > s[-1] else s[-1])
+    lo, hi = s[i - 1], s[i]
+    t = lo + (hi - lo) / 2
+    return float(t if lo <= t < hi else lo)

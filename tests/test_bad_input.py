@@ -1,0 +1,210 @@
+"""RankSVM rejects bad input with a ValueError that names the problem (issue #3, part 6)."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ssvm import RankSVM
+from ssvm._queries import queries_from_group, queries_from_qid
+
+
+@pytest.fixture
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = (X[:, 0] + 0.3 * rng.randn(40) > 0).astype(int)
+    return X, y
+
+
+def fast(**params):
+    return RankSVM(**{"max_iter": 50, "tol": 1e-2, **params})
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_non_finite_X(data, bad, sparse):
+    X, y = data
+    X = X.copy()
+    X[3, 1] = bad
+    if sparse:
+        X = sp.csr_matrix(X)
+    with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+        fast().fit(X, y)
+
+
+def test_non_finite_X_at_predict(data):
+    X, y = data
+    clf = fast().fit(X, y)
+    X = X.copy()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.decision_function(X)
+
+
+def test_non_finite_relevance(data):
+    X, y = data
+    rel = y.astype(float)
+    rel[2] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        fast().fit(X, rel, qid=np.repeat(np.arange(4), 10))
+
+
+def test_one_class(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="only one class"):
+        fast().fit(X, np.ones(X.shape[0]))
+
+
+def test_continuous_labels_without_qid(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="Unknown label type"):
+        fast().fit(X, np.linspace(0, 1, X.shape[0]))
+
+
+def test_query_without_positive_is_skipped_with_warning(data):
+    X, y = data
+    qid = np.repeat(np.arange(4), 10)
+    y = y.copy()
+    y[qid == 2] = 0  # query 2 has no relevant row
+    with pytest.warns(UserWarning, match=r"Skipping 1 of 4 queries .*1 without a positive"):
+        clf = fast().fit(X, y, qid=qid)
+    assert clf.n_queries_ == 3
+    # the skipped query does not change the model: fitting without it gives the same weights
+    keep = qid != 2
+    ref = fast().fit(X[keep], y[keep], qid=qid[keep])
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_query_without_negative_is_skipped_with_warning(data):
+    X, y = data
+    qid = np.repeat(np.arange(4), 10)
+    y = y.copy()
+    y[qid == 1] = 3
+    with pytest.warns(UserWarning, match="1 without a negative"):
+        fast().fit(X, y, qid=qid)
+
+
+def test_all_queries_degenerate(data):
+    X, _ = data
+    qid = np.repeat(np.arange(4), 10)
+    y = np.where(qid % 2 == 0, 1, 0)  # each query is all-relevant or all-irrelevant
+    with pytest.raises(ValueError, match="All 4 queries are degenerate"):
+        fast().fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="degenerate"):
+        fast().fit(X, y, group=[10, 10, 10, 10])
+
+
+@pytest.mark.parametrize("length", [39, 41])
+def test_qid_wrong_length(data, length):
+    X, y = data
+    with pytest.raises(ValueError, match=f"qid has {length} entries but X has 40 rows"):
+        fast().fit(X, y, qid=np.zeros(length))
+
+
+def test_qid_not_1d(data):
+    X, y = data
+    with pytest.raises(ValueError, match="qid must be 1-D"):
+        fast().fit(X, y, qid=np.zeros((40, 2)))
+
+
+def test_qid_nan(data):
+    X, y = data
+    qid = np.zeros(40)
+    qid[5] = np.nan
+    with pytest.raises(ValueError, match="qid contains NaN"):
+        fast().fit(X, y, qid=qid)
+
+
+def test_qid_wrong_length_at_score(data):
+    X, y = data
+    clf = fast().fit(X, y)
+    with pytest.raises(ValueError, match="qid has 39 entries"):
+        clf.score(X, y, qid=np.zeros(39))
+
+
+def test_both_qid_and_group(data):
+    X, y = data
+    with pytest.raises(ValueError, match="either qid .* or group .*not both"):
+        fast().fit(X, y, qid=np.zeros(40), group=[40])
+
+
+@pytest.mark.parametrize(
+    "group, message",
+    [
+        ([10, 10, 10], "group sizes sum to 30 but X has 40 rows"),
+        ([20, 20, 5], "group sizes sum to 45 but X has 40 rows"),
+        ([20, 0, 20], "group sizes must be positive"),
+        ([25, -5, 20], "group sizes must be positive"),
+        ([20.5, 19.5], "group sizes must be integers"),
+        (["a", "b"], "group sizes must be integers"),
+        ([], "non-empty 1-D"),
+        ([[20, 20]], "non-empty 1-D"),
+    ],
+)
+def test_bad_group(data, group, message):
+    X, y = data
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fast().fit(X, y, group=group)
+
+
+@pytest.mark.parametrize(
+    "param, value, name",
+    [
+        ("loss", "hinge", "loss"),
+        ("oracle", "fastest", "oracle"),
+        ("solver", "sgd", "solver"),
+        ("C", 0.0, "C"),
+        ("C", -1.0, "C"),
+        ("k", 0, "k"),
+        ("max_iter", 0, "max_iter"),
+        ("tol", -1e-3, "tol"),
+    ],
+)
+def test_bad_parameter(data, param, value, name):
+    X, y = data
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of RankSVM must be"):
+        fast(**{param: value}).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "loss, oracle", [("zero_one", "qs"), ("ndcg", "yue"), ("ap", "chakrabarti"),
+                     ("precision_at_k", "search")]
+)
+def test_oracle_not_supporting_loss(data, loss, oracle):
+    X, y = data
+    with pytest.raises(ValueError, match=f"oracle='{oracle}' does not support loss='{loss}'"):
+        fast(loss=loss, oracle=oracle).fit(X, y)
+
+
+def test_wrong_number_of_features_at_predict(data):
+    X, y = data
+    clf = fast().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :2])
+
+
+def test_y_wrong_length(data):
+    X, y = data
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        fast().fit(X, y[:-1])
+    clf = fast().fit(X, y)
+    with pytest.raises(ValueError, match="y must be 1-D with one label per row"):
+        clf.score(X, y[:-1])
+
+
+def test_warm_start_shape_change(data):
+    X, y = data
+    clf = fast(warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match="warm_start=True needs the previous fit"):
+        clf.fit(X[:, :2], y)
+
+
+def test_query_helpers_directly():
+    # the helpers keep first-appearance order and ascending rows within a query
+    queries = queries_from_qid(np.array([7, 3, 7, 3, 9]), 5)
+    assert [q.tolist() for q in queries] == [[0, 2], [1, 3], [4]]
+    queries = queries_from_qid(np.array(["b", "a", "b"]), 3)
+    assert [q.tolist() for q in queries] == [[0, 2], [1]]
+    assert [q.tolist() for q in queries_from_group([2, 1, 3], 6)] == [[0, 1], [2], [3, 4, 5]]

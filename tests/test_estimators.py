@@ -1,0 +1,376 @@
+"""RankSVM: equivalences, model selection, persistence, queries, multi-class, warm start (issue #3)."""
+
+import logging
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import config_context
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import average_precision_score, ndcg_score
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+
+from ssvm import RankSVM
+from ssvm.estimators import accuracy_threshold
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+LETOR = SHARED / "data" / "letor_sample"
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def letor():
+    if not (LETOR / "rank.train").exists():
+        pytest.skip(f"LETOR sample not found at {LETOR}")
+    from ssvm.datasets import load_letor, read_query_sizes
+
+    X, rel, qid = load_letor(LETOR / "rank.train")
+    group = read_query_sizes(LETOR / "rank.train.query")
+    # the first 60 queries keep the test fast
+    n = int(group[:60].sum())
+    return X[:n], rel[:n], qid[:n], group[:60]
+
+
+def synthetic_queries(n_queries=12, size=15, d=5, seed=0):
+    rng = np.random.RandomState(seed)
+    w = rng.randn(d)
+    X = rng.randn(n_queries * size, d)
+    rel = np.digitize(X @ w + 0.7 * rng.randn(X.shape[0]), [0.3, 1.2])  # grades 0, 1, 2
+    qid = np.repeat(rng.permutation(100)[:n_queries], size)
+    return X, rel, qid
+
+
+# ----------------------------------------------------------- zero_one == LinearSVC
+
+
+def primal_zero_one(X, y, coef, intercept, C):
+    """J of the liblinear-style linear SVM (intercept regularised), y in {0, 1}."""
+    s = X @ coef + intercept
+    margins = np.maximum(0.0, 1.0 - np.where(y == 1, 1.0, -1.0) * s)
+    return 0.5 * (coef @ coef + intercept**2) + C * margins.mean()
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_zero_one_matches_linear_svc(cancer, C):
+    X, y = cancer
+    X, y = X[:300], y[:300]
+    n = X.shape[0]
+    clf = RankSVM(loss="zero_one", C=C, tol=1e-6, max_iter=2000).fit(X, y)
+    svc = LinearSVC(loss="hinge", C=C / n, dual=True, tol=1e-10, max_iter=200_000).fit(X, y)
+    ours = primal_zero_one(X, y, clf.coef_[0], clf.intercept_[0], C)
+    theirs = primal_zero_one(X, y, svc.coef_[0], svc.intercept_[0], C)
+    # the reported objective is J at the returned weights
+    assert clf.objective_ == pytest.approx(ours, rel=1e-9)
+    # both solve the same problem: same optimum (ours certified to 1e-6 relative gap)
+    assert ours == pytest.approx(theirs, rel=1e-4)
+    assert ours <= theirs * (1 + 1e-6)
+    np.testing.assert_allclose(clf.decision_function(X), svc.decision_function(X), atol=0.05)
+
+
+# ------------------------------------------------------------------------ scores
+
+
+def test_score_is_one_minus_mean_task_loss(cancer):
+    X, y = cancer
+    for loss, reference in [
+        ("ap", lambda s, r: average_precision_score(r, s)),
+        ("ndcg", lambda s, r: ndcg_score(r[None].astype(float), s[None])),
+        ("zero_one", lambda s, r: np.mean((s > 0) == r)),
+        ("precision_at_k", lambda s, r: r[np.argsort(-s, kind="stable")[:10]].mean()),
+    ]:
+        clf = RankSVM(loss=loss, tol=1e-2, max_iter=200).fit(X, y)
+        s = clf.decision_function(X)
+        assert clf.score(X, y) == pytest.approx(reference(s, y == 1), abs=1e-12), loss
+        if loss == "zero_one":
+            assert clf.score(X, y) == pytest.approx(np.mean(clf.predict(X) == y), abs=1e-12)
+
+
+def test_score_with_qid_is_mean_over_queries_with_a_positive():
+    X, rel, qid = synthetic_queries()
+    clf = RankSVM(loss="ap", tol=1e-2, max_iter=200).fit(X, rel, qid=qid)
+    rel = rel.copy()
+    first = qid == qid[0]
+    rel[first] = 0  # a query without positives does not count
+    s = clf.decision_function(X)
+    expected = [
+        average_precision_score(rel[qid == q] > 0, s[qid == q])
+        for q in np.unique(qid)
+        if np.any(rel[qid == q] > 0)
+    ]
+    assert len(expected) == len(np.unique(qid)) - 1
+    assert clf.score(X, rel, qid=qid) == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_score_multiclass_is_mean_over_classes():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = RankSVM(loss="ap", tol=1e-2, max_iter=200).fit(X, y)
+    s = clf.decision_function(X)
+    expected = np.mean([average_precision_score(y == c, s[:, j]) for j, c in enumerate(clf.classes_)])
+    assert clf.score(X, y) == pytest.approx(expected, abs=1e-12)
+
+
+# ---------------------------------------------------------------- threshold
+
+
+def brute_force_best_accuracy(scores, relevant):
+    values = np.unique(scores)
+    cuts = np.concatenate([[values[0] - 1], (values[:-1] + values[1:]) / 2, [values[-1] + 1]])
+    return max(np.mean((scores > t) == relevant) for t in cuts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=1, max_size=25).flatmap(
+        lambda s: st.tuples(
+            st.just(s), st.lists(st.booleans(), min_size=len(s), max_size=len(s)),
+            st.sampled_from([1e-9, 1.0, 1e9]),
+        )
+    )
+)
+def test_accuracy_threshold_is_optimal(args):
+    values, relevant, scale = args
+    scores = np.asarray(values, dtype=np.float64) * scale
+    relevant = np.asarray(relevant)
+    t = accuracy_threshold(scores, relevant)
+    assert not np.any(scores == t) or np.all(scores <= t)  # never cuts through a tie group
+    assert np.mean((scores > t) == relevant) == pytest.approx(
+        brute_force_best_accuracy(scores, relevant), abs=1e-12
+    )
+
+
+def test_ranking_intercept_maximises_training_accuracy(cancer):
+    X, y = cancer
+    clf = RankSVM(loss="ap", tol=1e-2, max_iter=200).fit(X, y)
+    raw = X @ clf.coef_[0]
+    acc = np.mean(clf.predict(X) == y)
+    assert acc == pytest.approx(brute_force_best_accuracy(raw, y == 1))
+    assert acc > 0.95
+    np.testing.assert_allclose(clf.decision_function(X), raw + clf.intercept_[0])
+
+
+# -------------------------------------------------------------- queries: qid / group
+
+
+def test_letor_qid_and_group_give_identical_models(letor):
+    X, rel, qid, group = letor
+    assert sp.issparse(X)
+    a = RankSVM(loss="ap", C=1.0, tol=1e-3, max_iter=300).fit(X, rel, qid=qid)
+    b = RankSVM(loss="ap", C=1.0, tol=1e-3, max_iter=300).fit(X, rel, group=group)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    assert a.objective_ == b.objective_
+    assert a.score(X, rel, qid=qid) > 0.3  # mean AP over queries, better than random ranking
+    rng = np.random.RandomState(0)
+    random_ap = np.mean([
+        average_precision_score(rel[qid == q] > 0, rng.rand(np.sum(qid == q)))
+        for q in np.unique(qid) if np.any(rel[qid == q] > 0) and not np.all(rel[qid == q] > 0)
+    ])
+    assert a.score(X, rel, qid=qid) > random_ap
+
+
+def test_shuffled_rows_with_qid_give_the_same_model():
+    X, rel, qid = synthetic_queries()
+    a = RankSVM(loss="ndcg", tol=1e-6, max_iter=500).fit(X, rel, qid=qid)
+    perm = np.random.RandomState(1).permutation(X.shape[0])
+    b = RankSVM(loss="ndcg", tol=1e-6, max_iter=500).fit(X[perm], rel[perm], qid=qid[perm])
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-5)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-2, atol=1e-3)
+
+
+def test_graded_relevance_counts_positive_grades_as_relevant():
+    X, rel, qid = synthetic_queries()
+    a = RankSVM(tol=1e-4, max_iter=300).fit(X, rel, qid=qid)
+    b = RankSVM(tol=1e-4, max_iter=300).fit(X, (rel > 0).astype(int), qid=qid)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.classes_, [0, 1])
+    assert set(np.unique(a.predict(X))) <= {0, 1}
+
+
+# ---------------------------------------------------------------- sparse / dense
+
+
+@pytest.mark.parametrize("loss", ["ap", "zero_one"])
+def test_sparse_and_dense_give_the_same_model(cancer, loss):
+    X, y = cancer
+    X = np.where(np.abs(X) < 0.5, 0.0, X)[:200]
+    y = y[:200]
+    a = RankSVM(loss=loss, tol=1e-6, max_iter=500).fit(X, y)
+    b = RankSVM(loss=loss, tol=1e-6, max_iter=500).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(sp.csr_matrix(X)),
+                               rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ model selection
+
+
+def test_pipeline_and_cross_val_score_average_precision():
+    X, y = load_breast_cancer(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), RankSVM(loss="ap", tol=1e-2, max_iter=200))
+    scores = cross_val_score(pipe, X, y, cv=3, scoring="average_precision")
+    assert scores.shape == (3,)
+    assert scores.min() > 0.95
+    assert pipe.fit(X, y).score(X, y) > 0.97
+
+
+def test_grid_search_with_qid_and_group_kfold():
+    X, rel, qid = synthetic_queries()
+    grid = GridSearchCV(
+        RankSVM(tol=1e-2, max_iter=100), {"C": [0.1, 10.0]}, cv=GroupKFold(n_splits=3)
+    )
+    grid.fit(X, rel, qid=qid, groups=qid)  # qid is split with the rows
+    assert grid.best_params_["C"] in (0.1, 10.0)
+    assert grid.best_estimator_.n_queries_ == len(np.unique(qid))
+
+
+def test_grid_search_metadata_routing_scores_per_query():
+    X, rel, qid = synthetic_queries()
+    cv = GroupKFold(n_splits=3)
+    with config_context(enable_metadata_routing=True):
+        est = RankSVM(tol=1e-2, max_iter=100).set_fit_request(qid=True).set_score_request(qid=True)
+        grid = GridSearchCV(est, {"C": [0.1, 10.0]}, cv=cv).fit(X, rel, qid=qid, groups=qid)
+    # the fold score is the per-query score of a model trained with the fold's queries
+    train, test = next(cv.split(X, rel, groups=qid))
+    ref = RankSVM(C=0.1, tol=1e-2, max_iter=100).fit(X[train], rel[train], qid=qid[train])
+    assert grid.cv_results_["split0_test_score"][0] == pytest.approx(
+        ref.score(X[test], rel[test], qid=qid[test]), abs=1e-12
+    )
+    assert ref.score(X[test], rel[test], qid=qid[test]) != pytest.approx(
+        ref.score(X[test], rel[test]), abs=1e-9
+    )
+
+
+# -------------------------------------------------------------------- multi-class
+
+
+def test_multiclass_one_vs_rest_iris_and_digits():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    for loss in ["ap", "zero_one"]:
+        clf = RankSVM(loss=loss, C=10.0, tol=1e-2, max_iter=200).fit(X, y)
+        assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+        assert clf.decision_function(X).shape == (150, 3)
+        assert clf.objective_.shape == (3,) and len(clf.history_) == 3
+        assert np.mean(clf.predict(X) == y) > 0.85, loss
+    X, y = load_digits(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X / 16.0, y, train_size=600, random_state=0)
+    clf = RankSVM(loss="ap", C=10.0, tol=1e-2, max_iter=200).fit(X_tr, y_tr)
+    assert np.mean(clf.predict(X_te) == y_te) > 0.85
+    assert clf.score(X_te, y_te) > 0.9  # mean one-vs-rest AP
+
+
+def test_multiclass_is_the_binary_fit_of_each_class():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    multi = RankSVM(tol=1e-3, max_iter=200).fit(X, y)
+    for j, c in enumerate(multi.classes_):
+        binary = RankSVM(tol=1e-3, max_iter=200).fit(X, (y == c).astype(int))
+        np.testing.assert_array_equal(multi.coef_[j], binary.coef_[0])
+
+
+def test_n_jobs_and_random_state_determinism():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    params = dict(solver="pegasos", tol=1e-2, max_iter=200, random_state=3)
+    a = RankSVM(n_jobs=1, **params).fit(X, y)
+    b = RankSVM(n_jobs=2, **params).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = RankSVM(n_jobs=1, **params).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, c.coef_)
+
+
+# ------------------------------------------------------------------- persistence
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_joblib_round_trip(tmp_path, cancer, sparse):
+    X, y = cancer
+    X = sp.csr_matrix(X) if sparse else X
+    for target in [y, np.arange(X.shape[0]) % 3]:
+        clf = RankSVM(loss="ndcg", tol=1e-2, max_iter=100).fit(X, target)
+        path = tmp_path / "model.joblib"
+        joblib.dump(clf, path)
+        loaded = joblib.load(path)
+        np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+        np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+        assert loaded.get_params() == clf.get_params()
+
+
+# ------------------------------------------------ warm start, convergence, logging
+
+
+def test_warm_start_continues_from_previous_solution(cancer):
+    X, y = cancer
+    cold = RankSVM(tol=1e-4, max_iter=500).fit(X, y)
+    warm = RankSVM(tol=1e-4, max_iter=500, warm_start=True).fit(X, y)
+    warm.fit(X, y)  # second fit starts at the first solution
+    assert warm.objective_ <= cold.objective_ * (1 + 1e-4)
+    assert warm.n_iter_ < cold.n_iter_
+    # warm start from a good point reaches the optimum sooner than a cold start
+    short = RankSVM(tol=1e-4, max_iter=3, warm_start=True)
+    with pytest.warns(ConvergenceWarning):
+        short.fit(X, y)
+    first = short.objective_
+    with pytest.warns(ConvergenceWarning):
+        short.fit(X, y)
+    assert short.objective_ < first
+
+
+def test_convergence_warning_names_max_iter(cancer):
+    X, y = cancer
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=1\b"):
+        clf = RankSVM(tol=0.0, max_iter=1).fit(X, y)
+    assert clf.n_iter_ == 1
+
+
+def test_verbose_logs_and_silent_by_default(cancer, caplog):
+    X, y = cancer
+    with caplog.at_level(logging.DEBUG, logger="ssvm.estimators"):
+        RankSVM(tol=1e-2, max_iter=50).fit(X, y)
+    assert not [r for r in caplog.records if r.name == "ssvm.estimators"]
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="ssvm.estimators"):
+        clf = RankSVM(tol=1e-2, max_iter=50, verbose=2).fit(X, y)
+    records = [r for r in caplog.records if r.name == "ssvm.estimators"]
+    assert sum(r.levelno == logging.INFO for r in records) == 1
+    assert sum(r.levelno == logging.DEBUG for r in records) == len(clf.history_)
+
+
+def test_fit_does_not_write_auto_back(cancer):
+    X, y = cancer
+    clf = RankSVM(oracle="auto").fit(X[:100], y[:100])
+    assert clf.oracle == "auto"
+
+
+# --------------------------------------------------------------- AP-SVM vs 0-1 SVM
+
+
+def test_ap_svm_test_ap_is_competitive_with_zero_one_svm():
+    """Nice-to-have comparison on a real bundled set (a loose, deterministic check)."""
+    X, y = load_digits(return_X_y=True)
+    y = (y == 8).astype(int)  # a hard, unbalanced one-vs-rest class
+    X_tr, X_te, y_tr, y_te = train_test_split(X / 16.0, y, train_size=600, random_state=0,
+                                              stratify=y)
+    aps = {}
+    for loss in ["ap", "zero_one"]:
+        clf = RankSVM(loss=loss, C=1.0, tol=1e-3, max_iter=500).fit(X_tr, y_tr)
+        aps[loss] = average_precision_score(y_te, clf.decision_function(X_te))
+    logging.getLogger(__name__).info("test AP: %s", aps)
+    assert aps["ap"] >= aps["zero_one"] - 0.05
