@@ -288,7 +288,7 @@ class StructuredHinge:
             c_all = np.concatenate([c for c, _ in results])
             b = self._bounds
             Cmat = sp.csr_matrix(
-                (c_all, np.repeat(np.arange(self.n_queries), np.diff(b)), b),
+                (c_all, np.arange(b[-1]), b),
                 shape=(self.n_queries, b[-1]),
             )
             t0 = time.perf_counter()

@@ -1,0 +1,145 @@
+"""Pegasos: projected stochastic subgradient descent (Shalev-Shwartz, Singer, Srebro & Cotter, 2011).
+
+``J(w)/C = λ/2‖w‖² + H(w)`` with ``λ = 1/C`` is Pegasos' objective. Step ``t`` samples a mini-batch of
+queries, takes ``w ← (1 − 1/t)·w − (C/t)·ĝ`` (``ĝ`` the batch mean of the queries' subgradients ``G_q``,
+step ``1/(λt)``), then projects onto the ball ``‖w‖ ≤ sqrt(2·C·H(0))`` that contains the optimum
+(``½‖w*‖² ≤ J(w*) ≤ J(0) = C·H(0)``). ``w`` is stored as ``a·v`` so the shrinking costs O(1).
+"""
+
+import logging
+import math
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._common import Recorder, SolverResult, check_args, gap_small
+from .qp import solve_capped_simplex_qp
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["pegasos"]
+
+# Largest Q * n_features for which per-query averaged planes (the dual bound) are kept.
+_MAX_PLANE_STORE = 50_000_000
+# Full planes kept from the checks for the dual bound.
+_MAX_CHECK_PLANES = 20
+
+
+def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, batch_size=None,
+            check_every=5, random_state=None):
+    """Minimise ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` by Pegasos with iterate averaging.
+
+    The returned iterate is the weighted average ``w̄_t = Σ_s s·w_s / Σ_s s`` (weights growing with
+    the step, as in Lacoste-Julien, Schmidt & Bach 2012), which converges at rate O(1/t).
+
+    Stopping rule: every ``check_every`` epochs (an epoch is ``ceil(Q / batch_size)`` steps), one full
+    pass at ``w̄`` gives ``J(w̄)`` and the supporting plane of ``H`` there. A certified lower bound on
+    ``min J`` comes from the dual QP (as in the cutting plane) over the planes seen so far: the planes
+    of the checks and, when memory allows (``Q · n_features ≤ 5e7``), the plane averaging every
+    query's sampled planes with the same step weights. Training stops when ``J_best − dual ≤ tol ·
+    J_best`` (relative), or after ``max_iter`` steps.
+
+    Parameters
+    ----------
+    problem : StructuredHinge
+        The training problem.
+    C : float
+        Positive trade-off of ``J``.
+    tol : float, default=1e-3
+        Relative certified gap at which to stop.
+    max_iter : int, default=10000
+        Maximum steps (mini-batches).
+    w0 : ndarray of shape (n_features,), optional
+        Starting point (projected onto the ball). Default zeros.
+    callback : callable, optional
+        Called with each history record (one per check); returning True stops training.
+    batch_size : int, optional
+        Queries per step; default ``ceil(Q / 10)`` (the full batch when ``Q = 1``).
+    check_every : int, default=5
+        Epochs between checks.
+    random_state : int, RandomState instance or None
+        Sampling of the mini-batches (without replacement within a step).
+
+    Returns
+    -------
+    SolverResult
+        ``w`` is the checked averaged iterate with the lowest ``J``.
+    """
+    C, tol, max_iter, w = check_args(problem, C, tol, max_iter, w0)
+    Q, d = problem.n_queries, problem.n_features
+    if batch_size is None:
+        batch_size = math.ceil(Q / 10)
+    if isinstance(batch_size, bool) or int(batch_size) != batch_size or not 1 <= batch_size:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if isinstance(check_every, bool) or int(check_every) != check_every or check_every < 1:
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    batch_size = min(int(batch_size), Q)
+    rng = check_random_state(random_state)
+    steps_per_check = int(check_every) * math.ceil(Q / batch_size)
+
+    rec = Recorder(problem, callback)
+    # planes at 0: H(0) for the radius; also the first valid plane of every query
+    delta0, G0 = problem.planes(np.zeros(d))
+    radius = math.sqrt(2.0 * C * max(float(delta0.mean()), 0.0))
+    keep_avg = Q * d <= _MAX_PLANE_STORE
+    if keep_avg:  # per-query weighted sums of sampled planes (weight = step number; planes at 0: 1)
+        sum_delta, sum_G, sum_weight = delta0.copy(), G0.copy(), np.ones(Q)
+    bundle_b, bundle_A = [float(delta0.mean())], [G0.mean(axis=0)]
+
+    norm = float(np.linalg.norm(w))
+    a, v = (radius / norm, w.copy()) if norm > radius else (1.0, w.copy())
+    w_avg = a * v
+    avg_weight = 0.0
+    best_J, best_w, best_dual = np.inf, w_avg.copy(), 0.0
+    converged = False
+    t = 0
+    for t in range(1, max_iter + 1):
+        batch = np.arange(Q) if batch_size == Q else rng.choice(Q, batch_size, replace=False)
+        delta, G = problem.planes(a * v, batch)
+        g = G.mean(axis=0)
+        if keep_avg:
+            sum_delta[batch] += t * delta
+            sum_G[batch] += t * G
+            sum_weight[batch] += t
+        if t == 1:  # (1 - 1/t) = 0: w = -C·g
+            a, v = 1.0, -C * g
+        else:
+            a *= 1.0 - 1.0 / t
+            v -= (C / t / a) * g
+        norm = a * float(np.linalg.norm(v))
+        if norm > radius:
+            a *= radius / norm
+        if a < 1e-8:  # fold the scale back in before it underflows
+            v *= a
+            a = 1.0
+        avg_weight += t
+        w_avg += (t / avg_weight) * (a * v - w_avg)
+        if t % steps_per_check and t != max_iter:
+            continue
+
+        H, g_avg = problem.hinge(w_avg)
+        J = 0.5 * float(w_avg @ w_avg) + C * H
+        if J < best_J:
+            best_J, best_w = J, w_avg.copy()
+        bundle_b.append(H - float(g_avg @ w_avg))
+        bundle_A.append(g_avg)
+        del bundle_b[1:-_MAX_CHECK_PLANES], bundle_A[1:-_MAX_CHECK_PLANES]
+        planes_b, planes_A = list(bundle_b), list(bundle_A)
+        if keep_avg:
+            planes_b.append(float(np.mean(sum_delta / sum_weight)))
+            planes_A.append((sum_G / sum_weight[:, None]).mean(axis=0))
+        A = np.array(planes_A)
+        b = np.array(planes_b)
+        alpha, _ = solve_capped_simplex_qp(A @ A.T, b, C)
+        u = alpha @ A
+        best_dual = max(best_dual, float(alpha @ b) - 0.5 * float(u @ u))
+        stop = rec.record(t, best_J, best_dual)
+        if gap_small(best_J, best_dual, tol):
+            converged = True
+            break
+        if stop:
+            break
+    logger.info("pegasos: %d steps, J=%.6g, gap=%.3g, converged=%s",
+                t, best_J, best_J - best_dual, converged)
+    return SolverResult(w=best_w, n_iter=t, objective=best_J, converged=converged,
+                        history=rec.history)
