@@ -1,0 +1,207 @@
+"""Shared helpers of the experiment scripts: command line, tables, JSON, plots, data, timing.
+
+Every script takes ``--quick`` (the smoke-test size, seconds), ``--json PATH`` (results as JSON),
+``--plot DIR`` (PNG figures; matplotlib imported only then) and ``--seed``, prints its tables to
+stdout and logs to stderr. Table rendering is :func:`ssvm.demo.format_table`, shared with
+``ssvm demo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ssvm.demo import format_table
+
+__all__ = [
+    "LETOR_DIR",
+    "emit",
+    "format_table",
+    "load_letor_split",
+    "machine_info",
+    "make_parser",
+    "pyplot",
+    "setup",
+    "synthetic_ranking",
+]
+
+logger = logging.getLogger("scripts")
+
+#: the LETOR sample beside the repository (``<repo>/../shared/data/letor_sample``)
+LETOR_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "letor_sample"
+
+
+def make_parser(doc):
+    """Argument parser with the options every script shares.
+
+    Parameters
+    ----------
+    doc : str
+        The script's docstring (its first line becomes the description).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes for the smoke test")
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
+    parser.add_argument("--plot", metavar="DIR", help="save PNG figures into DIR")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="info logging from ssvm too")
+    return parser
+
+
+def setup(parser, argv=None):
+    """Parse arguments and configure logging (stderr; the script's own steps at info).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    argv : list of str, optional
+
+    Returns
+    -------
+    argparse.Namespace
+    """
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logger.setLevel(logging.INFO)
+    logging.getLogger("ssvm.demo").setLevel(logging.INFO)
+    if args.verbose:
+        logging.getLogger("ssvm").setLevel(logging.INFO)
+    if args.plot:
+        Path(args.plot).mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def machine_info():
+    """A short description of the machine (CPU count, platform, Python, numpy)."""
+    import os
+
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def emit(args, tables, payload):
+    """Print the tables to stdout and, with ``--json``, write the payload (plus machine info).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    tables : list of str
+        Rendered tables (:func:`format_table`).
+    payload : dict
+        JSON-able results (numpy scalars and arrays are converted; non-finite floats become null).
+    """
+    print("\n\n".join(tables), flush=True)
+    if args.json:
+        doc = {"machine": machine_info(), "quick": bool(args.quick), "seed": args.seed, **payload}
+        Path(args.json).write_text(json.dumps(_jsonable(doc), indent=2), encoding="utf-8")
+        logger.info("wrote %s", args.json)
+
+
+def pyplot():
+    """matplotlib's pyplot with the non-interactive Agg backend (imported on first use)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):
+    """Gaussian binary ranking data: negatives ~ N(0, I), positives ~ N(mu, I), overlapping.
+
+    ``mu`` is a random direction of length ``separation``, so the classes overlap (no w ranks
+    them perfectly) and the structured hinge stays active, as on real data.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_features : int
+    n_positives : int
+        Between 1 and ``n_samples - 1``.
+    rng : numpy.random.Generator
+    separation : float, default=1.0
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_samples, n_features)
+    y : ndarray of bool, shape (n_samples,)
+        Positives at random positions.
+
+    Raises
+    ------
+    ValueError
+        If ``n_positives`` leaves no positive or no negative.
+    """
+    if not 1 <= n_positives < n_samples:
+        raise ValueError(f"need 1 <= n_positives < n_samples, got {n_positives} of {n_samples}")
+    direction = rng.standard_normal(n_features)
+    direction *= separation / np.linalg.norm(direction)
+    y = np.zeros(n_samples, dtype=bool)
+    y[rng.choice(n_samples, size=n_positives, replace=False)] = True
+    X = rng.standard_normal((n_samples, n_features))
+    X[y] += direction
+    return X, y
+
+
+def load_letor_split(split, letor_dir=None):
+    """Load ``rank.<split>`` of the LETOR sample with query ids from its ``.query`` file.
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+    letor_dir : path-like, optional
+        Default :data:`LETOR_DIR`.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64 (300 columns, the train file's width)
+    relevance : ndarray
+    qid : ndarray of int
+
+    Raises
+    ------
+    FileNotFoundError
+        If the LETOR sample is not there.
+    """
+    from ssvm.datasets import load_letor
+
+    root = Path(letor_dir) if letor_dir is not None else LETOR_DIR
+    path = root / f"rank.{split}"
+    if not path.exists():
+        raise FileNotFoundError(f"LETOR sample not found: {path}")
+    X, relevance, qid = load_letor(path, n_features=300)
+    return X, np.asarray(relevance), np.asarray(qid)

@@ -1,0 +1,121 @@
+"""Ranking quality: AP-SVM vs NDCG-SVM vs the 0-1 SVM (and scikit-learn's LinearSVC).
+
+Data sets:
+* the LETOR sample (``../shared/data/letor_sample``): trained on rank.train with its query ids,
+  C by 3-fold cross-validation keeping queries whole, scored on rank.test by query (mean AP and
+  mean NDCG over the test queries that have a relevant and an irrelevant document; relevance > 0 is
+  relevant, NDCG uses binary gains as the NDCG-SVM does);
+* the ranking tasks bundled with scikit-learn (``ssvm.datasets.load_ranking_task``): one-vs-rest
+  retrieval, a stratified 70/30 split (seed ``--seed``), standardised features, C by 3-fold
+  stratified cross-validation, mean AP / NDCG over the classes on the test part.
+
+Each model's C is chosen from the grid by its validation mean AP (NDCG-SVM: mean NDCG).
+LinearSVC is ``LinearSVC(loss="hinge", C=C/n)``, the function the 0-1 SVM minimises, so its row
+checks the 0-1 SVM against liblinear.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import _common
+from _common import format_table, logger
+
+from ssvm.demo import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
+
+MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
+BUNDLED = ("digits", "breast_cancer", "wine", "iris")
+
+
+def letor_task(quick):
+    """(X_train, y_train, qid_train, X_test, y_test, qid_test) of the LETOR sample."""
+    X_train, y_train, q_train = _common.load_letor_split("train")
+    X_test, y_test, q_test = _common.load_letor_split("test")
+    if quick:  # the first 40 training queries, the first 15 test queries
+        keep = q_train < np.unique(q_train)[40]
+        X_train, y_train, q_train = X_train[keep], y_train[keep], q_train[keep]
+        keep = q_test < np.unique(q_test)[15]
+        X_test, y_test, q_test = X_test[keep], y_test[keep], q_test[keep]
+    return X_train, y_train, q_train, X_test, y_test, q_test
+
+
+def bundled_task(name, seed, quick):
+    """Standardised stratified 70/30 split of a bundled task (``quick``: a third of it)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from ssvm.datasets import load_ranking_task, split_ranking_task
+
+    task = load_ranking_task(name)
+    X_train, X_test, y_train, y_test = split_ranking_task(task, test_size=0.3, random_state=seed)
+    if quick:
+        X_train, y_train = X_train[::3], y_train[::3]
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), y_train, None, scaler.transform(X_test), y_test, None
+
+
+def compare(data_name, data, grid, n_folds, seed):
+    """Rows (one per model) of test mean AP / NDCG with the chosen C and the final fit's time."""
+    X_train, y_train, q_train, X_test, y_test, q_test = data
+    rows = []
+    for spec in MODELS:
+        C, cv = select_C(spec, X_train, y_train, grid, qid=q_train, n_folds=n_folds,
+                         random_state=seed)
+        start = time.perf_counter()
+        model = fit_model(spec, C, X_train, y_train, q_train, random_state=seed)
+        seconds = time.perf_counter() - start
+        metrics = evaluate_model(model, X_test, y_test, q_test)
+        rows.append({"data": data_name, "model": spec.name, "C": C,
+                     "test mean AP": metrics["AP"], "test mean NDCG": metrics["NDCG"],
+                     "queries": metrics["queries"], "fit s": seconds, "cv": cv})
+        logger.info("%s %s: AP %.4f NDCG %.4f (C=%g)", data_name, spec.name, metrics["AP"],
+                    metrics["NDCG"], C)
+    return rows
+
+
+def main(argv=None):
+    parser = _common.make_parser(__doc__)
+    parser.add_argument("--datasets", nargs="+", default=["letor", *BUNDLED],
+                        help="letor and/or bundled task names (default: all)")
+    args = _common.setup(parser, argv)
+    grid, n_folds = (0.1, 1.0, 10.0, 100.0, 1000.0), 3
+    datasets = args.datasets
+    if args.quick:
+        grid, n_folds = (1.0, 100.0), 2
+        datasets = [d for d in datasets if d in ("letor", "iris")]
+    rows = []
+    for name in datasets:
+        logger.info("data set %s", name)
+        data = letor_task(args.quick) if name == "letor" else bundled_task(name, args.seed,
+                                                                           args.quick)
+        rows.extend(compare("LETOR sample" if name == "letor" else name, data, grid, n_folds,
+                            args.seed))
+    columns = ["data", "model", "C", "test mean AP", "test mean NDCG", "queries", "fit s"]
+    table = format_table(rows, columns, floatfmt={"C": "g", "fit s": ".2f"},
+                         title=f"Test ranking quality, C by {n_folds}-fold CV over {list(grid)}")
+    if args.plot:
+        plt = _common.pyplot()
+        names = list(dict.fromkeys(r["data"] for r in rows))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        width = 0.8 / len(MODELS)
+        for k, spec in enumerate(MODELS):
+            for ax, metric in zip(axes, ("test mean AP", "test mean NDCG")):
+                values = [next(r[metric] for r in rows if r["data"] == d and r["model"] == spec.name)
+                          for d in names]
+                ax.bar(np.arange(len(names)) + k * width, values, width, label=spec.name)
+                ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=20)
+                ax.set_ylabel(metric)
+                ax.set_ylim(0, 1)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(f"{args.plot}/ranking_quality.png", dpi=100)
+        plt.close(fig)
+    _common.emit(args, [table], {"experiment": "ranking_quality", "grid": grid,
+                                 "n_folds": n_folds, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

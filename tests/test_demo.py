@@ -1,0 +1,170 @@
+"""The main job (``ssvm demo``) and the evaluation helpers in ``ssvm.demo``."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score, ndcg_score
+
+from ssvm.demo import (
+    RecordingOracle,
+    evaluate_model,
+    format_table,
+    history_curve,
+    ranking_metrics,
+    time_oracles,
+)
+
+
+# ---------------------------------------------------------------- format_table
+def test_format_table_aligns_and_formats():
+    rows = [{"model": "AP-SVM", "AP": 0.91234, "n": 3}, {"model": "0-1", "AP": None, "n": 12}]
+    lines = format_table(rows, title="T", floatfmt=".2f").splitlines()
+    assert lines[0] == "T"
+    assert lines[1].split() == ["model", "AP", "n"]
+    assert lines[3].split() == ["AP-SVM", "0.91", "3"]
+    assert lines[4].split() == ["0-1", "-", "12"]
+    # every line has the same width up to trailing blanks of the left-aligned last column
+    assert len({len(line) for line in lines[1:]}) == 1
+    # numbers are right-aligned: the "n" column ends at the same place
+    assert lines[3].endswith(" 3") and lines[4].endswith("12")
+
+
+def test_format_table_per_column_formats_and_missing_keys():
+    text = format_table([{"a": 1.23456}, {"b": 2.5}], floatfmt={"a": ".1f", "b": ".3f"})
+    body = text.splitlines()[2:]
+    assert body[0].split() == ["1.2", "-"]
+    assert body[1].split() == ["-", "2.500"]
+
+
+def test_format_table_rejects_empty():
+    with pytest.raises(ValueError, match="at least one row"):
+        format_table([])
+
+
+# ---------------------------------------------------------------- ranking_metrics
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.integers(0, 10_000))
+def test_ranking_metrics_match_sklearn_without_ties(n, seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(n).astype(float) * rng.choice([1e-9, 1.0, 1e9])
+    relevant = rng.random(n) < 0.4
+    relevant[0], relevant[1] = True, False  # at least one of each
+    m = ranking_metrics(scores, relevant)
+    assert m["queries"] == 1
+    assert m["AP"] == pytest.approx(average_precision_score(relevant, scores), abs=1e-12)
+    assert m["NDCG"] == pytest.approx(ndcg_score([relevant], [scores]), abs=1e-12)
+
+
+def test_ranking_metrics_by_query_skips_degenerate_queries():
+    scores = np.array([3.0, 2.0, 1.0, 5.0, 4.0, 0.5, 0.1])
+    relevant = np.array([False, True, False, True, False, True, True])
+    qid = np.array([7, 7, 7, 2, 2, 9, 9])  # query 9 has no irrelevant sample
+    m = ranking_metrics(scores, relevant, qid)
+    assert m["queries"] == 2
+    # query 7: the relevant one is 2nd -> AP 1/2; query 2: relevant first -> AP 1
+    assert m["AP"] == pytest.approx(0.75)
+    assert m["NDCG"] == pytest.approx((1 / np.log2(3) + 1.0) / 2)
+
+
+def test_ranking_metrics_errors():
+    with pytest.raises(ValueError, match="equal length"):
+        ranking_metrics([1.0, 2.0], [True])
+    with pytest.raises(ValueError, match="qid"):
+        ranking_metrics([1.0, 2.0], [True, False], qid=[1])
+    with pytest.raises(ValueError, match="no query"):
+        ranking_metrics([1.0, 2.0], [True, True])
+
+
+def test_evaluate_model_one_vs_rest_is_mean_over_classes():
+    class Fixed:
+        classes_ = np.array(["a", "b", "c"])
+
+        def decision_function(self, X):
+            return X
+
+    rng = np.random.default_rng(0)
+    S = rng.standard_normal((30, 3))
+    y = np.array(["a", "b", "c"] * 10)
+    m = evaluate_model(Fixed(), S, y)
+    expected = np.mean([average_precision_score(y == c, S[:, k]) for k, c in enumerate("abc")])
+    assert m["AP"] == pytest.approx(expected)
+    assert m["queries"] == 3
+
+
+# ---------------------------------------------------------------- oracle timing helpers
+def _zero_one_like(scores, y):
+    c = np.where(y, -1.0, 1.0) / len(y)
+    return c, 0.5
+
+
+def test_recording_oracle_copies_inputs():
+    rec = RecordingOracle(_zero_one_like)
+    s = np.array([1.0, 2.0])
+    y = np.array([True, False])
+    rec(s, y)
+    s[0] = 99.0
+    assert len(rec.calls) == 1 and rec.calls[0][0][0] == 1.0
+
+
+def test_time_oracles_times_every_call_and_detects_disagreement():
+    calls = [(np.arange(4.0), np.array([True, False, True, False]))] * 3
+    times = time_oracles(calls, {"a": _zero_one_like, "b": _zero_one_like})
+    assert set(times) == {"a", "b"} and all(t.shape == (3,) and (t >= 0).all() for t in times.values())
+
+    def other(scores, y):
+        return np.zeros_like(scores), 0.25
+
+    with pytest.raises(ValueError, match="disagree"):
+        time_oracles(calls, {"a": _zero_one_like, "b": other})
+    with pytest.raises(ValueError, match="no oracle calls"):
+        time_oracles([], {"a": _zero_one_like})
+
+
+def test_history_curve_uses_gap_when_dual_missing():
+    t, p, d = history_curve([{"seconds": 0.1, "primal": 2.0, "dual": None, "gap": 0.5},
+                             {"seconds": 0.2, "primal": 1.5, "dual": 1.4}])
+    np.testing.assert_allclose(t, [0.1, 0.2])
+    np.testing.assert_allclose(d, [1.5, 1.4])
+
+
+# ---------------------------------------------------------------- the job itself
+def test_demo_quick_end_to_end(tmp_path, capsys):
+    from ssvm.__main__ import main
+
+    out_json = tmp_path / "demo.json"
+    assert main(["demo", "--quick", "--no-progress", "--json", str(out_json),
+                 "--plot", str(tmp_path / "plots")]) == 0
+    text = capsys.readouterr().out
+    for name in ("AP-SVM", "NDCG-SVM", "0-1 SVM", "test mean AP", "median ms/call"):
+        assert name in text
+    result = json.loads(out_json.read_text())
+    assert [r["model"] for r in result["quality"]] == ["AP-SVM", "NDCG-SVM", "0-1 SVM"]
+    for row in result["quality"]:
+        assert 0.5 < row["test mean AP"] <= 1.0  # digits retrieval is easy; chance is ~0.1
+        assert 0.5 < row["test mean NDCG"] <= 1.0
+    oracles = {(r["loss"], r["oracle"]) for r in result["oracle_times"]}
+    assert {("AP", "qs"), ("AP", "yue"), ("NDCG", "qs"), ("NDCG", "chakrabarti"),
+            ("0-1", "zero_one")} <= oracles | {("0-1", "zero_one")}
+    assert ("AP", "qs") in oracles and ("NDCG", "chakrabarti") in oracles
+    assert all(r["calls"] > 0 and r["median ms/call"] > 0 for r in result["oracle_times"])
+    pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert pngs == ["convergence_ap.png", "convergence_ndcg.png", "precision_recall.png"]
+    assert all((tmp_path / "plots" / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+def test_python_m_ssvm_help_lists_demo():
+    out = subprocess.run([sys.executable, "-m", "ssvm", "--help"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    assert "demo" in out
+
+
+def test_cli_rejects_unknown_command():
+    from ssvm.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["nope"])

@@ -1,0 +1,146 @@
+"""Smoke tests of the experiment scripts (``--quick`` in a subprocess) and unit tests of their helpers."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+LETOR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "letor_sample"
+
+
+@pytest.fixture(scope="module")
+def scripts_on_path():
+    sys.path.insert(0, str(SCRIPTS))
+    yield
+    sys.path.remove(str(SCRIPTS))
+
+
+def run_script(name, tmp_path):
+    out_json = tmp_path / f"{name}.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json),
+         "--plot", str(tmp_path / "plots")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout, json.loads(out_json.read_text()), sorted(
+        p.name for p in (tmp_path / "plots").iterdir())
+
+
+needs_letor = pytest.mark.skipif(not (LETOR / "rank.train").exists(),
+                                 reason=f"LETOR sample not found at {LETOR}")
+
+
+@needs_letor
+def test_bench_training_quick(tmp_path):
+    out, result, pngs = run_script("bench_training", tmp_path)
+    assert "Time to tolerance" in out and "cutting-plane iteration" in out
+    solvers = {(r["data"], r["loss"], r["solver"]) for r in result["times"]}
+    assert ("synthetic N=2000", "ap", "cutting_plane") in solvers
+    assert ("LETOR sample", "hinge (liblinear)", "LinearSVC") in solvers
+    for row in result["iteration_split"]:
+        parts = [row[k] for k in ("matvec %", "oracle %", "qp %", "other %")]
+        assert sum(parts) == pytest.approx(100.0)
+        assert all(p >= -1e-9 for p in parts[:3])
+    assert all(r["seconds"] > 0 for r in result["times"])
+    assert pngs == ["iteration_split.png"]
+
+
+@needs_letor
+def test_exp_ranking_quality_quick(tmp_path):
+    out, result, pngs = run_script("exp_ranking_quality", tmp_path)
+    assert "LETOR sample" in out and "iris" in out
+    models = {r["model"] for r in result["rows"]}
+    assert models == {"AP-SVM", "NDCG-SVM", "0-1 SVM", "LinearSVC"}
+    for r in result["rows"]:
+        assert 0.0 <= r["test mean AP"] <= 1.0 and 0.0 <= r["test mean NDCG"] <= 1.0
+        assert r["C"] in result["grid"]
+    iris_ap = [r["test mean AP"] for r in result["rows"] if r["data"] == "iris"]
+    assert min(iris_ap) > 0.7  # iris one-vs-rest is easy; chance is ~1/3
+    assert pngs == ["ranking_quality.png"]
+
+
+def test_exp_timing_quick(tmp_path):
+    out, result, pngs = run_script("exp_timing", tmp_path)
+    assert "sweep 'total'" in out and "sweep 'positives'" in out
+    records = result["records"]
+    oracles = {(r["loss"], r["oracle"]) for r in records}
+    assert {("ap", "qs"), ("ap", "yue"), ("ndcg", "qs"), ("ndcg", "chakrabarti")} <= oracles
+    assert all(r["oracle_seconds"] > 0 and r["n_iter"] >= 1 for r in records)
+    # exact oracles of one loss follow the same training run
+    for sweep, P, N in {(r["sweep"], r["P"], r["N"]) for r in records}:
+        iters = {r["n_iter"] for r in records
+                 if (r["sweep"], r["P"], r["N"], r["loss"]) == (sweep, P, N, "ap")}
+        assert len(iters) == 1
+    assert pngs == ["timing_ap.png", "timing_ndcg.png"]
+
+
+def test_exp_label_noise_quick(tmp_path):
+    out, result, pngs = run_script("exp_label_noise", tmp_path)
+    assert "hinge AP-SVM AP" in out and "0-1 SVM AP" in out
+    rates = sorted({r["rate"] for r in result["results"]})
+    assert rates == [0.0, 0.3]
+    clean = [r for r in result["results"] if r["rate"] == 0.0]
+    assert all(np.median(r["test_ap"]) > 0.8 for r in clean)  # [x, x^2] makes the ball linear
+    assert pngs == ["label_noise.png"]
+
+
+# ---------------------------------------------------------------- helpers
+def test_sample_song_thresholds_and_count(scripts_on_path):
+    from exp_label_noise import sample_song
+
+    X, y = sample_song(500, np.random.default_rng(1))
+    sq = (X**2).sum(axis=1)
+    assert X.shape == (500, 10)
+    assert np.all(sq[y == 1] > 1200) and np.all(sq[y == 0] < 1000)
+    assert 0.2 < y.mean() < 0.5  # P(chi2_10 > 12) / (P(> 12) + P(< 10)) is about 0.34
+    assert abs(X.std() - 10.0) < 1.5
+    with pytest.raises(ValueError):
+        sample_song(0, np.random.default_rng(1))
+
+
+def test_flip_labels_flips_exactly(scripts_on_path):
+    from exp_label_noise import flip_labels
+
+    y = np.array([0, 1] * 50)
+    for rate in (0.0, 0.1, 0.37, 1.0):
+        flipped = flip_labels(y, rate, np.random.default_rng(3))
+        assert (flipped != y).sum() == round(rate * 100)
+    with pytest.raises(ValueError, match="noise rate"):
+        flip_labels(y, 1.5, np.random.default_rng(3))
+
+
+def test_quadratic_features_make_the_ball_linear(scripts_on_path):
+    from exp_label_noise import quadratic_features
+
+    X = np.random.default_rng(0).standard_normal((20, 10))
+    F = quadratic_features(X)
+    w = np.r_[np.zeros(10), np.ones(10)]
+    np.testing.assert_allclose(F @ w, (X**2).sum(axis=1))
+
+
+def test_synthetic_ranking(scripts_on_path):
+    from _common import synthetic_ranking
+
+    X, y = synthetic_ranking(1000, 5, 100, np.random.default_rng(0), separation=3.0)
+    assert X.shape == (1000, 5) and X.dtype == np.float64 and y.sum() == 100
+    gap = X[y].mean(axis=0) - X[~y].mean(axis=0)
+    assert 2.0 < np.linalg.norm(gap) < 4.0
+    with pytest.raises(ValueError, match="n_positives"):
+        synthetic_ranking(10, 2, 10, np.random.default_rng(0))
+
+
+def test_iteration_split_parts(scripts_on_path):
+    from bench_training import iteration_split
+
+    history = [{"seconds": 1.0, "matvec_seconds": 0.5, "oracle_seconds": 0.2, "qp_seconds": 0.1},
+               {"seconds": 2.0, "matvec_seconds": 1.0, "oracle_seconds": 0.4, "qp_seconds": 0.2}]
+    split = iteration_split(history, 4)
+    assert split["iteration ms"] == pytest.approx(500.0)
+    assert split["matvec %"] == pytest.approx(50.0)
+    assert split["oracle+QP %"] == pytest.approx(30.0)
+    assert split["other %"] == pytest.approx(20.0)
