@@ -76,7 +76,7 @@ class HogColorFeatures:
     Each window is cropped and resized to ``window_size × window_size``; the feature is the
     concatenation of (a) a HOG descriptor of the grey crop (``skimage.feature.hog``, L2-Hys block
     normalisation) and (b) a joint HSV histogram of the crop, each part L2-normalised and scaled by
-    1/√2 so the whole vector has unit norm.
+    1/√2 so the whole vector has unit norm (a flat window, with no gradient, has a zero HOG part).
 
     Why this default: it needs no download and no GPU, is a few hundred dimensions (324 + 72 with
     the defaults), and costs about 0.3 ms per window, so thousands of windows per second per core.
@@ -154,7 +154,8 @@ class HogColorFeatures:
 
         Returns
         -------
-        ndarray of float32, shape (m, n_features), rows of unit norm
+        ndarray of float32, shape (m, n_features)
+            Rows of unit norm, except 1/√2 for a flat window (no gradient, so a zero HOG part).
         """
         hog = import_hog()
         cv2 = import_cv2()
