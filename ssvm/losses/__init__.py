@@ -1,0 +1,24 @@
+"""Loss-augmented inference oracles for rank-based structured SVMs.
+
+Every oracle solves, for one query, ``max_R Δ(R*, R) + w·Ψ(X, R)`` and returns ``(c, delta)``:
+the coefficients of Ψ(X, R̂) − Ψ(X, R*) per sample and the loss of the maximiser, so that
+``H(w) = delta + scores @ c`` (DESIGN.md §1).
+
+Losses: ``"ap"``, ``"ndcg"`` (QS-suitable, served by one generic QS kernel), ``"zero_one"``,
+``"precision_at_k"``, or a user :class:`QSLoss` object.  Oracles: ``"qs"`` (Mohapatra et al.,
+O(N log P)), ``"yue"`` / ``"chakrabarti"`` (sort everything, O(PN + N log N)), ``"search"``
+(Algorithm 3), ``"dp"`` (Song et al., also the loss-diminished direction via
+:func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``.
+"""
+
+from .dp import ap_direct_loss_inference
+from .rank_losses import APLoss, NDCGLoss, QSLoss
+from .registry import (LOSS_NAMES, ORACLE_NAMES, get_oracle, loss_augmented_inference, ranking_loss,
+                       supported_oracles)
+from .suitability import QSCheckResult, check_qs_suitable
+
+__all__ = [
+    "loss_augmented_inference", "get_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
+    "supported_oracles", "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
+    "ap_direct_loss_inference",
+]

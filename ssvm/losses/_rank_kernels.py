@@ -1,0 +1,92 @@
+"""Small numba kernels shared by every rank-loss oracle (AP, NDCG, user QS losses).
+
+Notation (Mohapatra et al., section 4): P positives sorted by (−score, index) into ``sp``;
+the j-th negative in (−score, index) order (j = 1..N) gets an interleaving rank r ∈ 1..P+1
+(= 1 + number of positives above it).  The objective of problem (5) splits over negatives
+(Observation 3) into f_j(r), whose discrete derivative is
+
+    f_j(i+1) − f_j(i) = 2 (sp[i] − s_j) / (P N) + d_j(i),     d_j(i) = δ_j(i+1) − δ_j(i).
+
+Tie rule (paper footnote 1 and opt_j): among equally good ranks the largest one is taken, so
+every exact oracle returns the same ranking.
+"""
+
+import numpy as np
+from numba import njit
+
+from .rank_losses import KIND_AP
+
+__all__ = ["loss_step", "best_rank", "write_coefficients", "split_query"]
+
+
+@njit(cache=True, inline="always")
+def loss_step(kind, table, n_pos, i, j):
+    """d_j(i) = δ_j(i+1) − δ_j(i) for the loss described by (kind, table)."""
+    if kind == KIND_AP:
+        a = float(i + j)
+        return -i / (n_pos * (a - 1.0) * a)
+    return table[i + j]
+
+
+@njit(cache=True)
+def best_rank(s, j, lo, hi, sp, inv, kind, table, n_pos):
+    """Largest argmax over ranks ``lo..hi`` of f_j for a negative with score ``s`` at order j.
+
+    The running difference to the best value so far is accumulated (reset to 0 at every new
+    best), so a comparison never loses the small loss terms against a large running total.
+    """
+    best = lo
+    diff = 0.0
+    for k in range(lo, hi):
+        diff += (sp[k - 1] - s) * inv + loss_step(kind, table, n_pos, k, j)
+        if diff >= 0.0:
+            best = k + 1
+            diff = 0.0
+    return best
+
+
+@njit(cache=True)
+def write_coefficients(neg_rank, neg_ids, pos_ids_sorted, n, n_pos, n_neg):
+    """c of Lemma 6 from the negatives' interleaving ranks; returns (c, counts).
+
+    c(negative of rank r) = 2 (P + 1 − r) / (P N);  c(k-th positive) = −2 (#negatives of rank ≤ k) / (P N).
+    ``counts[r - 1]`` = number of negatives with rank r (the ± pattern).
+    """
+    inv = 2.0 / (n_pos * n_neg)
+    c = np.zeros(n, dtype=np.float64)
+    counts = np.zeros(n_pos + 1, dtype=np.int64)
+    for t in range(n_neg):
+        r = neg_rank[t]
+        counts[r - 1] += 1
+        c[neg_ids[t]] = (n_pos + 1 - r) * inv
+    cum = 0
+    for k in range(n_pos):
+        cum += counts[k]
+        c[pos_ids_sorted[k]] = -cum * inv
+    return c, counts
+
+
+def split_query(scores, y):
+    """Positives sorted by (−score, index) and the negatives.
+
+    Returns
+    -------
+    sp : ndarray of float64, shape (P,)
+        Sorted positive scores.
+    pos_ids : ndarray of int64, shape (P,)
+        Original indices of ``sp``.
+    neg_ids : ndarray of int64, shape (N,)
+        Original indices of the negatives, increasing.
+    """
+    pos = np.flatnonzero(y)
+    neg = np.flatnonzero(~y)
+    order = np.argsort(-scores[pos], kind="stable")
+    pos_ids = pos[order]
+    return np.ascontiguousarray(scores[pos_ids]), pos_ids, neg
+
+
+def sorted_negatives(scores, neg_ids):
+    """Negatives in (−score, index) order: (scores, original indices)."""
+    order = np.argsort(-scores[neg_ids], kind="stable")
+    ids = neg_ids[order]
+    return np.ascontiguousarray(scores[ids]), ids

@@ -1,0 +1,189 @@
+"""QS-suitable ranking losses as small strategy objects (AP, NDCG).
+
+A loss is described once, by two things (Mohapatra et al., section 4.1):
+
+* its **discrete derivative** ``d_j(i) = δ_j(i+1) − δ_j(i)`` — the change of the loss when the
+  j-th negative (in score order) moves from interleaving rank i to i+1.  It is handed to the
+  compiled kernels as ``(kind, table)``: ``kind`` selects a closed form inside the one generic
+  kernel (``KIND_AP``) or a table indexed by ``i + j`` (``KIND_SUM_TABLE``, enough for any
+  NDCG-like loss ``1 − Σ D(ind(x)) / Σ_{i≤P} D(i)``);
+* its **value from the ± pattern**, given as ``counts`` — ``counts[..., r-1]`` is the number of
+  negatives with interleaving rank ``r`` (``r = 1 .. P+1``), which is exactly the ± pattern.
+
+Everything is plain data (picklable, no closures), so oracles built from a loss can be shipped
+to joblib workers.  A user-defined loss subclasses :class:`QSLoss` and may be passed as ``loss=``
+to :func:`ssvm.losses.loss_augmented_inference`; :func:`ssvm.losses.check_qs_suitable` checks
+conditions (C2)/(C3) for it numerically.
+"""
+
+import numpy as np
+
+__all__ = ["QSLoss", "APLoss", "NDCGLoss", "KIND_AP", "KIND_SUM_TABLE"]
+
+KIND_AP = 0
+KIND_SUM_TABLE = 1
+
+_EMPTY = np.zeros(1, dtype=np.float64)
+
+
+class QSLoss:
+    """Base class of losses served by the generic QS kernel.
+
+    Subclasses set :attr:`name` and implement :meth:`kernel_spec` and :meth:`value`.
+
+    Attributes
+    ----------
+    name : str
+        Short name used in messages and benchmark tables.
+    """
+
+    name = "qs_loss"
+
+    def kernel_spec(self, n_pos, n_neg):
+        """Return ``(kind, table)`` describing the discrete derivative to the kernels.
+
+        Parameters
+        ----------
+        n_pos, n_neg : int
+            Number of positives P and negatives N of the query.
+
+        Returns
+        -------
+        kind : int
+            ``KIND_AP`` or ``KIND_SUM_TABLE``.
+        table : ndarray of float64
+            For ``KIND_SUM_TABLE``: ``table[i + j] = δ_j(i+1) − δ_j(i)`` for
+            ``2 ≤ i + j ≤ P + N``; ignored for ``KIND_AP``.
+        """
+        raise NotImplementedError
+
+    def value(self, counts):
+        """Loss Δ(R*, R) of the ranking with the given ± pattern.
+
+        Parameters
+        ----------
+        counts : array-like of int, shape (..., P + 1)
+            ``counts[..., r - 1]`` = number of negatives with interleaving rank ``r``.
+
+        Returns
+        -------
+        float or ndarray
+            The loss, one value per leading index.
+        """
+        raise NotImplementedError
+
+    def nonincreasing(self, n_pos, n_neg):
+        """Whether moving any negative one rank down never increases the loss (d_j(i) ≤ 0).
+
+        The QS kernel uses this to cap a negative's rank by the number of positives scoring at
+        least as high as it (a one-pass multi-pivot SELECT); losses for which it fails take the
+        plain Algorithm-2 recursion.
+
+        Parameters
+        ----------
+        n_pos, n_neg : int
+            Query size.
+
+        Returns
+        -------
+        bool
+        """
+        kind, table = self.kernel_spec(n_pos, n_neg)
+        if kind == KIND_AP:
+            return True
+        return bool(np.all(table[2 : n_pos + n_neg + 1] <= 0.0))
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self.__dict__.items()))))
+
+
+def _positive_indices(counts):
+    """1-based positions ind(x) of the positives, in positive order, shape (..., P)."""
+    counts = np.asarray(counts)
+    n_pos = counts.shape[-1] - 1
+    before = np.cumsum(counts[..., :n_pos], axis=-1)
+    return np.arange(1, n_pos + 1) + before
+
+
+class APLoss(QSLoss):
+    """Average-precision loss Δ = 1 − (1/P) Σ_x ind⁺(x) / ind(x).
+
+    Discrete derivative (Yue et al. 2007; Mohapatra et al., Prop. 8):
+    ``d_j(i) = −i / (P (i + j − 1)(i + j))``, evaluated in closed form by the kernels.
+    """
+
+    name = "ap"
+
+    def kernel_spec(self, n_pos, n_neg):
+        """See :meth:`QSLoss.kernel_spec`; AP uses the closed form ``KIND_AP``."""
+        return KIND_AP, _EMPTY
+
+    def value(self, counts):
+        """See :meth:`QSLoss.value`."""
+        ind = _positive_indices(counts)
+        n_pos = ind.shape[-1]
+        return 1.0 - np.mean(np.arange(1, n_pos + 1) / ind, axis=-1)
+
+
+def _discount_log2(i):
+    return 1.0 / np.log2(1.0 + i)
+
+
+def _discount_chakrabarti(i):
+    i = np.asarray(i, dtype=np.float64)
+    return np.where(i <= 2, 1.0, 1.0 / np.log2(np.maximum(i, 2.0)))
+
+
+_DISCOUNTS = {"log2": _discount_log2, "chakrabarti": _discount_chakrabarti}
+
+
+class NDCGLoss(QSLoss):
+    """NDCG loss Δ = 1 − Σ_x D(ind(x)) / Σ_{i ≤ P} D(i) for binary relevance.
+
+    Parameters
+    ----------
+    discount : {"log2", "chakrabarti"}, default="log2"
+        ``"log2"``: the convex D(i) = 1 / log2(1 + i) of the QS paper (QS-suitable).
+        ``"chakrabarti"``: D(i) = 1 for i ≤ 2, 1 / log2(i) after (Chakrabarti et al. 2008) —
+        not convex, violates (C3); kept to reproduce Remark 1 of the paper.
+
+    Notes
+    -----
+    The discrete derivative depends on ``i + j`` only (Prop. 7):
+    ``d_j(i) = (D(i + j) − D(i + j − 1)) / Σ_{k ≤ P} D(k)``.
+    """
+
+    name = "ndcg"
+
+    def __init__(self, discount="log2"):
+        if discount not in _DISCOUNTS:
+            raise ValueError(f"unknown NDCG discount {discount!r}; choose from {sorted(_DISCOUNTS)}")
+        self.discount = discount
+
+    def _d(self, i):
+        return _DISCOUNTS[self.discount](np.asarray(i, dtype=np.float64))
+
+    def kernel_spec(self, n_pos, n_neg):
+        """See :meth:`QSLoss.kernel_spec`; a table indexed by ``i + j``."""
+        m = np.arange(n_pos + n_neg + 1, dtype=np.float64)
+        norm = float(np.sum(self._d(np.arange(1, n_pos + 1))))
+        table = np.zeros(n_pos + n_neg + 1, dtype=np.float64)
+        if n_pos + n_neg >= 2:
+            table[2:] = (self._d(m[2:]) - self._d(m[2:] - 1.0)) / norm
+        return KIND_SUM_TABLE, table
+
+    def value(self, counts):
+        """See :meth:`QSLoss.value`."""
+        ind = _positive_indices(counts)
+        n_pos = ind.shape[-1]
+        norm = np.sum(self._d(np.arange(1, n_pos + 1)))
+        return 1.0 - np.sum(self._d(ind), axis=-1) / norm
+
+    def __repr__(self):
+        return f"NDCGLoss(discount={self.discount!r})"
