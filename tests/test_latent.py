@@ -1,0 +1,266 @@
+"""Tests of ssvm.latent: the latent AP-SVM trained by CCCP over bags of windows."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssvm.latent import LatentRankSVM, _as_bags, _ConvexSetup, _max_pooled_oracle, _segment_argmax
+from ssvm.losses import get_oracle
+
+
+# ------------------------------------------------------------------ slow, obviously-right twins
+def slow_segment_argmax(values, offsets):
+    out = []
+    for i in range(len(offsets) - 1):
+        segment = list(values[offsets[i]:offsets[i + 1]])
+        out.append(offsets[i] + segment.index(max(segment)))
+    return np.array(out)
+
+
+def slow_nms(boxes, scores, threshold):
+    def iou(a, b):
+        iw = min(a[2], b[2]) - max(a[0], b[0]) + 1
+        ih = min(a[3], b[3]) - max(a[1], b[1]) + 1
+        inter = max(iw, 0) * max(ih, 0)
+        area = lambda r: (r[2] - r[0] + 1) * (r[3] - r[1] + 1)  # noqa: E731
+        return inter / (area(a) + area(b) - inter)
+
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    keep = []
+    for i in order:
+        if all(iou(boxes[i], boxes[k]) <= threshold for k in keep):
+            keep.append(i)
+    return keep
+
+
+def hinge(scores, y, loss):
+    """Structured hinge of one query via an oracle other than the one the model trains with."""
+    oracle = get_oracle(loss, "yue" if loss == "ap" else "auto")
+    c, delta = oracle(np.asarray(scores, dtype=np.float64), np.asarray(y, dtype=bool))
+    return delta + np.asarray(scores) @ c
+
+
+def latent_objective(model, bags, y, C):
+    """J(w) = ½‖w‖² + C·H computed from scratch: image score = best window (or all negative windows)."""
+    w, b = model.coef_, model.intercept_
+    window_scores = [bag @ w + b for bag in bags]
+    pos = [s.max() for s, label in zip(window_scores, y) if label]
+    if model.negatives == "best":
+        neg = [s.max() for s, label in zip(window_scores, y) if not label]
+    else:
+        neg = [v for s, label in zip(window_scores, y) if not label for v in s]
+    scores = np.array(pos + neg)
+    labels = np.array([True] * len(pos) + [False] * len(neg))
+    return 0.5 * (w @ w + b * b) + C * hinge(scores, labels, model.loss)
+
+
+def make_bags(seed, n_images=16, d=6, max_windows=7):
+    """Positive images hide one window shifted along a direction among noise windows."""
+    rng = np.random.default_rng(seed)
+    direction = rng.normal(size=d)
+    bags, y = [], []
+    for i in range(n_images):
+        m = int(rng.integers(1, max_windows + 1))
+        bag = rng.normal(size=(m, d))
+        label = i % 2 == 0
+        if label:
+            bag[rng.integers(m)] += 1.5 * direction
+        bags.append(bag)
+        y.append(label)
+    return bags, np.array(y)
+
+
+# ------------------------------------------------------------------ kernels
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(0, 2**32 - 1), st.sampled_from([1e-9, 1.0, 1e9]))
+def test_segment_argmax_matches_slow_twin(sizes, seed, scale):
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    values = rng.integers(-2, 3, size=offsets[-1]).astype(np.float64) * scale  # many ties
+    np.testing.assert_array_equal(_segment_argmax(values, offsets), slow_segment_argmax(values, offsets))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**32 - 1),
+       st.sampled_from(["ap", "zero_one"]))
+def test_pooled_oracle_is_the_hinge_of_best_windows_and_a_subgradient(neg_sizes, n_pos, seed, loss):
+    rng = np.random.default_rng(seed)
+    neg_offsets = np.concatenate(([0], np.cumsum(neg_sizes))).astype(np.int64)
+    n = neg_offsets[-1] + n_pos
+    d = 3
+    X = rng.normal(size=(n, d))
+    y = np.concatenate((np.zeros(neg_offsets[-1], bool), np.ones(n_pos, bool)))
+    base = get_oracle(loss, "auto")
+
+    def pooled_hinge(w):
+        s = X @ w
+        neg = [s[a:b].max() for a, b in zip(neg_offsets[:-1], neg_offsets[1:])]
+        return hinge(np.concatenate((neg, s[neg_offsets[-1]:])), [False] * len(neg) + [True] * n_pos, loss)
+
+    w = rng.normal(size=d)
+    c, delta = _max_pooled_oracle(X @ w, y, base=base, neg_offsets=neg_offsets)
+    assert c.shape == (n,)
+    assert delta + (X @ w) @ c == pytest.approx(pooled_hinge(w), abs=1e-9)
+    g = X.T @ c
+    for _ in range(10):  # H(w') >= H(w) + g·(w' - w): X.T @ c is a subgradient of the pooled hinge
+        w2 = rng.normal(size=d) * rng.choice([0.1, 1.0, 10.0])
+        assert pooled_hinge(w2) >= pooled_hinge(w) + g @ (w2 - w) - 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_imputation_picks_each_positive_best_window(seed):
+    bags, y = make_bags(seed, n_images=8)
+    data = _as_bags(bags, None, 5)  # tiny chunks: exercise the chunked reads
+    setup = _ConvexSetup(data, y, get_oracle("ap", "auto"), "best", False, None)
+    w = np.random.default_rng(seed).normal(size=data.n_features)
+    imputed = setup.impute(w)
+    expected = [data.offsets[i] + int(np.argmax(bags[i] @ w)) for i in np.flatnonzero(y)]
+    np.testing.assert_array_equal(imputed, expected)
+    problem = setup.problem(imputed)  # the positives' rows are their imputed windows
+    np.testing.assert_array_equal(problem.X[setup.n_neg_rows:], np.vstack([bags[i][np.argmax(bags[i] @ w)] for i in np.flatnonzero(y)]))
+
+
+# ------------------------------------------------------------------ CCCP
+@pytest.mark.parametrize("loss, negatives", [("ap", "best"), ("ap", "all"), ("zero_one", "best"), ("zero_one", "all")])
+def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negatives):
+    bags, y = make_bags(0, n_images=30, max_windows=12)
+    C, tol = 10.0, 1e-6
+    model = LatentRankSVM(loss=loss, negatives=negatives, C=C, tol=tol, max_cccp_iter=8, cccp_tol=0.0).fit(bags, y)
+    history = np.array(model.history_)
+    assert len(history) == model.n_iter_ + 1 >= 3, "CCCP must take several steps for the test to mean anything"
+    assert np.all(np.diff(history) <= tol * history[:-1] + 1e-9), history
+    assert history[-1] == pytest.approx(latent_objective(model, bags, y, C), rel=1e-9, abs=1e-12)
+    # every training image's latent window is its arg-max window under the final model
+    expected = [int(np.argmax(s)) for s in model.window_scores(bags)]
+    np.testing.assert_array_equal(model.latent_windows_, expected)
+    assert model.lai_seconds_ > 0
+    assert (model.intercept_ != 0.0) == (loss == "zero_one")
+
+
+def test_latent_model_beats_its_mean_feature_start_and_separates_images():
+    bags, y = make_bags(2, n_images=24)
+    model = LatentRankSVM(C=10.0, tol=1e-6, max_cccp_iter=10).fit(bags, y)
+    assert model.history_[-1] < model.history_[0]
+    scores = model.decision_function(bags)
+    from sklearn.metrics import average_precision_score
+    assert average_precision_score(y, scores) > 0.9
+
+
+def test_decision_function_is_best_window_and_offsets_input_matches_list(tmp_path):
+    bags, y = make_bags(3)
+    model = LatentRankSVM(C=1.0, max_cccp_iter=3).fit(bags, y)
+    stacked = np.vstack(bags)
+    offsets = np.concatenate(([0], np.cumsum([len(b) for b in bags])))
+    memmap = np.lib.format.open_memmap(tmp_path / "windows.npy", mode="w+", dtype=np.float32, shape=stacked.shape)
+    memmap[:] = stacked
+    memmap.flush()
+    expected = np.array([max(b @ model.coef_ + model.intercept_) for b in bags])
+    np.testing.assert_allclose(model.decision_function(bags), expected)
+    np.testing.assert_allclose(model.decision_function(stacked, offsets=offsets), expected)
+    model_mm = LatentRankSVM(C=1.0, max_cccp_iter=3, chunk_rows=7).fit(
+        np.vstack([b.astype(np.float32) for b in bags]), y, offsets=offsets)
+    model_f32 = LatentRankSVM(C=1.0, max_cccp_iter=3).fit([b.astype(np.float32) for b in bags], y)
+    np.testing.assert_allclose(model_mm.coef_, model_f32.coef_)
+    model_disk = LatentRankSVM(C=1.0, max_cccp_iter=3, chunk_rows=5).fit(memmap, y, offsets=offsets)
+    np.testing.assert_allclose(model_disk.coef_, model_f32.coef_)
+    assert set(model.predict(bags)) <= {False, True}
+
+
+def test_convergence_warning_when_cccp_is_capped():
+    from sklearn.exceptions import ConvergenceWarning
+
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    with pytest.warns(ConvergenceWarning, match="max_cccp_iter=1"):
+        model = LatentRankSVM(C=10.0, tol=1e-6, max_cccp_iter=1, cccp_tol=0.0).fit(bags, y)
+    assert model.n_iter_ == 1 and not model.converged_
+
+
+# ------------------------------------------------------------------ checkpoints
+class _Interrupt:
+    def __init__(self, at_step):
+        self.at_step = at_step
+
+    def __call__(self, record):
+        if record["step"] == self.at_step:
+            raise KeyboardInterrupt
+
+
+def test_resumed_run_ends_with_the_same_model_as_an_uninterrupted_one(tmp_path):
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    params = dict(C=10.0, tol=1e-6, max_cccp_iter=6, cccp_tol=0.0)
+    full = LatentRankSVM(checkpoint=tmp_path / "full.npz", **params).fit(bags, y)
+    assert full.n_iter_ >= 3, "the run must take more than one step for the test to mean anything"
+
+    path = tmp_path / "interrupted.npz"
+    with pytest.raises(KeyboardInterrupt):
+        LatentRankSVM(checkpoint=path, callback=_Interrupt(1), **params).fit(bags, y)
+    assert path.exists() and not list(tmp_path.glob(".*.tmp"))
+    resumed = LatentRankSVM(checkpoint=path, **params).fit(bags, y, resume=True)
+    assert resumed.n_iter_ == full.n_iter_
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    np.testing.assert_array_equal(resumed.history_, full.history_)
+    # resuming a finished run does no more steps
+    again = LatentRankSVM(checkpoint=path, resume=True, **params).fit(bags, y)
+    np.testing.assert_array_equal(again.coef_, full.coef_)
+
+
+def test_checkpoint_of_other_data_or_parameters_is_refused(tmp_path):
+    bags, y = make_bags(5)
+    path = tmp_path / "ckpt.npz"
+    LatentRankSVM(checkpoint=path, max_cccp_iter=2).fit(bags, y)
+    with pytest.raises(ValueError, match="other data or parameters"):
+        LatentRankSVM(checkpoint=path, max_cccp_iter=2, C=2.0).fit(bags, y, resume=True)
+    with pytest.raises(ValueError, match="other data or parameters"):
+        LatentRankSVM(checkpoint=path, max_cccp_iter=2).fit(bags, ~y, resume=True)
+    with pytest.raises(ValueError, match="checkpoint path"):
+        LatentRankSVM(max_cccp_iter=2).fit(bags, y, resume=True)
+
+
+# ------------------------------------------------------------------ detection
+def test_detect_returns_nms_boxes_by_decreasing_score():
+    rng = np.random.default_rng(6)
+    bags, y = make_bags(6, n_images=10, max_windows=12)
+    model = LatentRankSVM(C=1.0, max_cccp_iter=20).fit(bags, y)
+    boxes = []
+    for bag in bags:
+        xy = rng.integers(0, 40, size=(len(bag), 2))
+        wh = rng.integers(5, 30, size=(len(bag), 2))
+        boxes.append(np.hstack((xy, xy + wh)).astype(float))
+    detections = model.detect(bags, boxes, iou_threshold=0.3)
+    assert len(detections) == len(bags)
+    for bag, image_boxes, (kept_boxes, kept_scores) in zip(bags, boxes, detections):
+        scores = bag @ model.coef_ + model.intercept_
+        keep = slow_nms(image_boxes, scores, 0.3)
+        np.testing.assert_array_equal(kept_boxes, image_boxes[keep])
+        np.testing.assert_allclose(kept_scores, scores[keep])
+        assert kept_scores[0] == scores.max()
+    top1 = model.detect(bags, boxes, max_per_image=1)
+    assert all(len(s) == 1 for _, s in top1)
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_input_raises_value_error():
+    bags, y = make_bags(7)
+    with pytest.raises(ValueError, match="one label per image"):
+        LatentRankSVM().fit(bags, y[:-1])
+    with pytest.raises(ValueError, match="two classes"):
+        LatentRankSVM().fit(bags, np.ones(len(bags), bool))
+    with pytest.raises(ValueError, match="same number of features"):
+        LatentRankSVM().fit(bags[:-1] + [np.ones((2, 3))], y)
+    with pytest.raises(ValueError, match="at least one window"):
+        LatentRankSVM().fit(bags[:-1] + [np.ones((0, 6))], y)
+    with pytest.raises(ValueError, match="rows"):
+        LatentRankSVM().fit(np.vstack(bags), y, offsets=np.arange(len(bags) + 1))
+    with pytest.raises(ValueError, match="NaN"):
+        LatentRankSVM().fit(bags[:-1] + [np.full((2, 6), np.nan)], y)
+    with pytest.raises(ValueError):
+        LatentRankSVM(loss="precision_at_k").fit(bags, y)
+    with pytest.raises(ValueError):
+        LatentRankSVM(negatives="some").fit(bags, y)
+    model = LatentRankSVM(max_cccp_iter=2).fit(bags, y)
+    with pytest.raises(ValueError, match="columns"):
+        model.decision_function([np.ones((2, 3))])
+    with pytest.raises(ValueError, match="boxes"):
+        model.detect(bags, [np.zeros((1, 4))] * len(bags))
