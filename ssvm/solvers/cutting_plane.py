@@ -22,8 +22,9 @@ __all__ = ["cutting_plane"]
 class _WorkingSet:
     """Planes ``(b_k, a_k)`` with their Gram matrix, kept compact in preallocated arrays."""
 
-    def __init__(self, capacity, n_features):
+    def __init__(self, capacity, n_features, zero):
         self.capacity = capacity
+        self.zero = zero  # dual weights at or below this count as unused
         self.A = np.zeros((capacity, n_features))
         self.b = np.zeros(capacity)
         self.M = np.zeros((capacity, capacity))
@@ -71,15 +72,14 @@ class _WorkingSet:
         self.alpha[self.size - 1] = total
 
     def make_room(self):
-        """Free at least one slot: drop unused planes, else merge the less used half."""
+        """Free at least one slot: drop unused planes, else merge the two least used ones."""
         k = self.size
-        unused = self.alpha[:k] <= 0
+        unused = self.alpha[:k] <= self.zero
         if unused.any():
             self.keep(~unused)
             return
-        order = np.argsort(self.alpha[:k])
         mask = np.zeros(k, dtype=bool)
-        mask[order[: max(2, k // 2)]] = True
+        mask[np.argsort(self.alpha[:k])[:2]] = True
         self.merge(mask)
 
     def views(self):
@@ -95,7 +95,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     resulting supporting plane of ``H`` to the working set, and solves the dual QP over the working
     set for the next ``w``. Planes whose dual weight stays zero for ``prune_after`` rounds are
     dropped; when ``capacity`` planes are in use, the unused ones are dropped or, if all are in use,
-    the less used half is merged into its α-weighted average (which keeps the dual value).
+    the two least used are merged into their α-weighted average (which keeps the dual value).
 
     Parameters
     ----------
@@ -139,7 +139,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     capacity, prune_after = int(capacity), int(prune_after)
     cvx = CvxpyDualQP(capacity, C) if qp == "cvxpy" else None
 
-    ws = _WorkingSet(capacity, problem.n_features)
+    ws = _WorkingSet(capacity, problem.n_features, zero=1e-10 * C)
     rec = Recorder(problem, callback)
     best_J, best_w, best_dual = np.inf, w, 0.0  # alpha = 0 gives the dual value 0 <= min J
     qp_seconds = 0.0
@@ -173,7 +173,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
         if stop:
             break
         k = ws.size
-        ws.idle[:k] = np.where(alpha > 1e-10 * C, 0, ws.idle[:k] + 1)
+        ws.idle[:k] = np.where(alpha > ws.zero, 0, ws.idle[:k] + 1)
         stale = ws.idle[:k] >= prune_after
         if stale.any():
             ws.keep(~stale)

@@ -50,7 +50,10 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     max_iter : int, default=10000
         Maximum steps (mini-batches).
     w0 : ndarray of shape (n_features,), optional
-        Starting point (projected onto the ball). Default zeros.
+        Warm start (projected onto the ball). Pegasos' iterate is the running mean of ``−C·ĝ``
+        over past steps, so ``w0`` is taken as the result of one epoch of earlier steps: the step
+        counter starts after one epoch instead of at zero (with ``w0 = None`` it starts at zero and
+        the first step ignores the starting point).
     callback : callable, optional
         Called with each history record (one per check); returning True stops training.
     batch_size : int, optional
@@ -87,13 +90,16 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     bundle_b, bundle_A = [float(delta0.mean())], [G0.mean(axis=0)]
 
     norm = float(np.linalg.norm(w))
-    a, v = (radius / norm, w.copy()) if norm > radius else (1.0, w.copy())
-    w_avg = a * v
-    avg_weight = 0.0
+    v = w * (radius / norm) if norm > radius else w.copy()
+    a = 1.0
+    w_avg = v.copy()
+    offset = 0 if w0 is None else math.ceil(Q / batch_size)
+    avg_weight = 0.0 if w0 is None else 0.5 * offset * (offset + 1)
     best_J, best_w, best_dual = np.inf, w_avg.copy(), 0.0
     converged = False
     t = 0
-    for t in range(1, max_iter + 1):
+    for step in range(1, max_iter + 1):
+        t = step + offset
         batch = np.arange(Q) if batch_size == Q else rng.choice(Q, batch_size, replace=False)
         delta, G = problem.planes(a * v, batch)
         g = G.mean(axis=0)
@@ -114,7 +120,7 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
             a = 1.0
         avg_weight += t
         w_avg += (t / avg_weight) * (a * v - w_avg)
-        if t % steps_per_check and t != max_iter:
+        if step % steps_per_check and step != max_iter:
             continue
 
         H, g_avg = problem.hinge(w_avg)
@@ -133,13 +139,13 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
         alpha, _ = solve_capped_simplex_qp(A @ A.T, b, C)
         u = alpha @ A
         best_dual = max(best_dual, float(alpha @ b) - 0.5 * float(u @ u))
-        stop = rec.record(t, best_J, best_dual)
+        stop = rec.record(step, best_J, best_dual)
         if gap_small(best_J, best_dual, tol):
             converged = True
             break
         if stop:
             break
     logger.info("pegasos: %d steps, J=%.6g, gap=%.3g, converged=%s",
-                t, best_J, best_J - best_dual, converged)
-    return SolverResult(w=best_w, n_iter=t, objective=best_J, converged=converged,
+                step, best_J, best_J - best_dual, converged)
+    return SolverResult(w=best_w, n_iter=step, objective=best_J, converged=converged,
                         history=rec.history)

@@ -209,13 +209,15 @@ class CvxpyDualQP:
         if solver == "CLARABEL" and not solver_options:
             solver_options = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
         self.solver_options = solver_options
-        # scaled variable beta = alpha / C on {beta >= 0, sum(beta) <= 1}; data scaled to unit size
+        # scaled variable beta = alpha / s on {beta >= 0, sum(beta) <= C / s}, with s the size of
+        # the solution (see `solve`), and the objective scaled to order one
         self._beta = cp.Variable(capacity, nonneg=True)
         self._L = cp.Parameter((capacity, capacity))
         self._b = cp.Parameter(capacity)
         self._ub = cp.Parameter(capacity, nonneg=True)
+        self._cap = cp.Parameter(nonneg=True)
         objective = cp.Maximize(self._b @ self._beta - 0.5 * cp.sum_squares(self._L @ self._beta))
-        constraints = [cp.sum(self._beta) <= 1.0, self._beta <= self._ub]
+        constraints = [cp.sum(self._beta) <= self._cap, self._beta <= self._ub]
         self.problem = cp.Problem(objective, constraints)
         if not self.problem.is_dpp():
             raise RuntimeError("the dual QP must be DPP")
@@ -242,19 +244,26 @@ class CvxpyDualQP:
         if K == 0:
             return np.zeros(0)
         C = self.C
-        scale = max(C * np.abs(b).max(), C * C * np.abs(np.diag(M)).max(), np.finfo(float).tiny)
-        lam, V = np.linalg.eigh(M * (C * C / scale))
+        bmax = b.max()
+        if bmax <= 0:  # b @ alpha <= 0 and the quadratic term <= 0: alpha = 0 is optimal
+            return np.zeros(K)
+        # size of the solution: a single plane's unconstrained optimum b_k / M_kk, capped at C
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sizes = np.where(b > 0, b / np.diag(M), 0.0)
+        s = min(C, sizes.max())
+        f = bmax * s  # order of the optimal value
+        lam, V = np.linalg.eigh(M * (s * s / f))
         L = np.zeros((self.capacity, self.capacity))
         L[:K, :K] = (V * np.sqrt(np.clip(lam, 0.0, None))).T
         bb = np.zeros(self.capacity)
-        bb[:K] = b * (C / scale)
+        bb[:K] = b * (s / f)
         ub = np.zeros(self.capacity)
-        ub[:K] = 1.0
-        self._L.value, self._b.value, self._ub.value = L, bb, ub
+        ub[:K] = C / s
+        self._L.value, self._b.value, self._ub.value, self._cap.value = L, bb, ub, C / s
         start = np.zeros(self.capacity)
-        start[:K] = _feasible_start(alpha0, K, C) / C
+        start[:K] = _feasible_start(alpha0, K, C) / s
         self._beta.value = start
         self.problem.solve(solver=self.solver, warm_start=True, **self.solver_options)
         if self._beta.value is None:
             raise RuntimeError(f"cvxpy failed on the dual QP: status {self.problem.status}")
-        return _feasible_start(self._beta.value[:K] * C, K, C)
+        return _feasible_start(self._beta.value[:K] * s, K, C)

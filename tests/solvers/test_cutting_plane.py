@@ -1,0 +1,105 @@
+"""The cutting plane against the full primal QP solved directly, its certificates, and LinearSVC."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.svm import LinearSVC
+
+from solver_refs import ap_constraints, breast_cancer, brute_ap_oracle, tiny_ranking_problem, zero_one_oracle
+from ssvm.problem import StructuredHinge
+from ssvm.solvers import cutting_plane
+
+
+def full_primal(X, y, queries, C):
+    """min ½‖w‖² + C/Q Σ ξ_q  s.t.  ξ_q ≥ Δ(R) + w·(Ψ(R) − Ψ(R*)) for every ranking R (cvxpy)."""
+    w = cp.Variable(X.shape[1])
+    xi = cp.Variable(len(queries))
+    cons = []
+    for k, q in enumerate(queries):
+        planes = ap_constraints(X[q], y[q])
+        D = np.array([d for d, _ in planes])
+        Psi = np.array([p for _, p in planes])
+        cons.append(xi[k] >= D + Psi @ w)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C / len(queries) * cp.sum(xi)), cons)
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return prob.value, w.value
+
+
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0), (2, 0.1), (3, 100.0)])
+@pytest.mark.parametrize("qp", ["auto", "cvxpy"])
+def test_matches_direct_solve_of_full_primal(seed, C, qp):
+    X, y, queries = tiny_ranking_problem(seed, n_queries=3, sizes=(5, 6, 4))
+    J_star, w_star = full_primal(X, y, queries, C)
+    prob = StructuredHinge(X, y, queries, brute_ap_oracle)
+    res = cutting_plane(prob, C, tol=1e-9, max_iter=500, qp=qp)
+    assert res.converged
+    assert res.objective == pytest.approx(J_star, rel=1e-7, abs=1e-9)
+    assert res.objective == pytest.approx(prob.objective(res.w, C), rel=1e-12)
+    # J is 1-strongly convex: ½‖w − w*‖² ≤ J(w) − J*
+    assert 0.5 * np.sum((res.w - w_star) ** 2) <= abs(res.objective - J_star) + 1e-7
+    # certificates bracket the true optimum throughout
+    for rec in res.history:
+        assert rec["dual"] <= J_star + 1e-7 * max(1, J_star)
+        assert rec["primal"] >= J_star - 1e-7 * max(1, J_star)
+
+
+def test_history_is_monotone_and_certified():
+    X, y, queries = tiny_ranking_problem(5, n_queries=4, sizes=(6, 7))
+    prob = StructuredHinge(X, y, queries, brute_ap_oracle)
+    res = cutting_plane(prob, 3.0, tol=1e-8, max_iter=500)
+    primal = np.array([r["primal"] for r in res.history])
+    dual = np.array([r["dual"] for r in res.history])
+    gap = np.array([r["gap"] for r in res.history])
+    assert np.all(np.diff(primal) <= 0) and np.all(np.diff(dual) >= 0)
+    np.testing.assert_allclose(gap, primal - dual)
+    assert np.all(gap >= -1e-12)
+    assert gap[-1] <= 1e-8 * primal[-1]
+    assert not any(g <= 1e-8 * p for g, p in zip(gap[:-1], primal[:-1]))  # stopped at the first
+    assert [r["iteration"] for r in res.history] == list(range(1, res.n_iter + 1))
+    for key in ("seconds", "oracle_seconds", "matvec_seconds", "qp_seconds", "n_planes"):
+        assert all(r[key] >= 0 for r in res.history)
+    assert np.all(np.diff([r["seconds"] for r in res.history]) >= 0)
+
+
+@pytest.mark.parametrize("capacity, prune_after, tol", [(2, 1, 1e-3), (3, 2, 1e-4), (6, 1, 1e-6)])
+def test_small_working_set_still_reaches_the_optimum(capacity, prune_after, tol):
+    X, y, queries = tiny_ranking_problem(6, n_queries=3, sizes=(6, 7, 5))
+    prob = StructuredHinge(X, y, queries, brute_ap_oracle)
+    ref = cutting_plane(prob, 5.0, tol=1e-9, max_iter=2000)
+    res = cutting_plane(prob, 5.0, tol=tol, max_iter=5000, capacity=capacity,
+                        prune_after=prune_after)
+    assert res.converged
+    assert max(r["n_planes"] for r in res.history) <= capacity
+    assert ref.objective * (1 - 1e-9) <= res.objective <= ref.objective * (1 + tol)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # asserted below
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_zero_one_with_intercept_matches_linear_svc(C):
+    X, y = breast_cancer()
+    n = X.shape[0]
+    prob = StructuredHinge(X, y, [np.arange(n)], zero_one_oracle, fit_intercept=True)
+    res = cutting_plane(prob, C, tol=1e-9, max_iter=2000)
+    assert res.converged
+    svc = LinearSVC(loss="hinge", C=C / n, intercept_scaling=1, fit_intercept=True, tol=1e-12,
+                    max_iter=1_000_000).fit(X, y)
+    w_svc = np.concatenate([svc.coef_.ravel(), svc.intercept_])
+    J_svc = prob.objective(w_svc, C)
+    # both minimise J: the certified optimum is not above LinearSVC's, and they agree
+    assert res.objective <= J_svc * (1 + 1e-9)
+    assert res.objective == pytest.approx(J_svc, rel=1e-6)
+    # and the formula is LinearSVC's own primal: ½‖[w, b]‖² + (C/n) Σ hinge
+    margins = np.where(y, 1, -1) * (X @ svc.coef_.ravel() + svc.intercept_[0])
+    J_direct = 0.5 * w_svc @ w_svc + C / n * np.maximum(0, 1 - margins).sum()
+    assert J_svc == pytest.approx(J_direct, rel=1e-12)
+
+
+def test_bad_arguments():
+    X, y, queries = tiny_ranking_problem(0)
+    prob = StructuredHinge(X, y, queries, brute_ap_oracle)
+    with pytest.raises(ValueError, match="qp"):
+        cutting_plane(prob, 1.0, qp="gurobi")
+    with pytest.raises(ValueError, match="capacity"):
+        cutting_plane(prob, 1.0, capacity=1)
+    with pytest.raises(ValueError, match="prune_after"):
+        cutting_plane(prob, 1.0, prune_after=0)
