@@ -121,10 +121,9 @@ def read_query_sizes(path):
             text = line.strip()
             if not text:
                 continue
-            try:
-                size = int(text)
-            except ValueError:
-                raise _error(path, lineno, f"query size {text!r} is not an integer") from None
+            if not (text.isascii() and text.isdigit()):
+                raise _error(path, lineno, f"query size {text!r} is not a non-negative integer")
+            size = int(text)
             if size <= 0:
                 raise _error(path, lineno, f"query size {size} is not positive")
             sizes.append(size)
@@ -212,6 +211,9 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
             tokens = body.split()
             if not tokens:
                 continue
+            if "_" in body or not body.isascii():  # Python/numpy would read '1_0' or '١' as numbers
+                token = next(t for t in tokens if "_" in t or not t.isascii())
+                raise _error(path, lineno, f"bad token {token!r} (underscore or non-ASCII character)")
             labels.append(_parse_label(tokens[0], path, lineno))
             has_qid = len(tokens) > 1 and tokens[1].startswith("qid:")
             if first_row_has_qid is None:

@@ -127,6 +127,8 @@ def test_zero_based(tmp_path):
         ("1 1:1\nabc 1:2\n", 2, "label 'abc' is not a number"),
         ("1 1:1\nnan 1:2\n", 2, "not finite"),
         ("1 1:1\n1 1:2 3\n", 2, r"bad token '3'"),
+        ("1 1:1\n1 1:1_0\n", 2, r"bad token '1:1_0' \(underscore"),
+        ("1 1:1\n\u0661 1:1\n", 2, r"bad token '\u0661' \(underscore or non-ASCII"),
         ("1 1:1\n1 1:2 3:4:5\n", 2, r"bad token '3:4:5'"),
         ("1 1:x\n", 1, r"bad feature value in token '1:x'"),
         ("1 1:inf\n", 1, r"not finite"),
@@ -154,6 +156,10 @@ def test_query_file_errors(tmp_path):
         load_letor(path, write(tmp_path, "1\n1\n", "q.txt"))
     with pytest.raises(ValueError, match=r"q2\.txt, line 2: query size 'x'"):
         load_letor(path, write(tmp_path, "1\nx\n", "q2.txt"))
+    with pytest.raises(ValueError, match=r"q4\.txt, line 1: query size '1_0'"):
+        load_letor(path, write(tmp_path, "1_0\n", "q4.txt"))
+    with pytest.raises(ValueError, match=r"q5\.txt, line 1: query size '-1'"):
+        load_letor(path, write(tmp_path, "-1\n4\n", "q5.txt"))
     with pytest.raises(ValueError, match=r"q3\.txt, line 1: query size 0 is not positive"):
         load_letor(path, write(tmp_path, "0\n3\n", "q3.txt"))
     with_qid = write(tmp_path, "1 qid:1 1:1\n0 qid:1 1:1\n1 qid:2 1:1\n", "qid.txt")

@@ -60,6 +60,10 @@ def test_build_open_score_and_best_windows(tmp_path):
         j = max(rows, key=lambda r: (scores[r], -r))
         assert (best_score[i], best_index[i]) == (scores[j], j)
     assert reopened.window_image().tolist() == np.repeat(np.arange(7), np.diff(store.offsets)).tolist()
+    np.testing.assert_allclose(reopened.score(w, 0.25, dtype=np.float32),
+                               dense.astype(np.float64) @ w + 0.25, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+        reopened.score(w, dtype=np.int64)
     with pytest.raises(ValueError, match=r"w must have shape \(5,\)"):
         reopened.score(np.ones(4))
     with pytest.raises(IndexError):
