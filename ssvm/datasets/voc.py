@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["VOCDataset", "load_voc", "find_voc_root"]
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass
@@ -174,13 +176,10 @@ def _number(element, tag, path, what):
     node = element.find(tag)
     if node is None or node.text is None or not node.text.strip():
         raise ValueError(f"{path}: {what} has no <{tag}>")
-    try:
-        value = float(node.text)
-    except ValueError:
-        raise ValueError(f"{path}: {what} <{tag}> is not a number: {node.text.strip()!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{path}: {what} <{tag}> is not finite: {node.text.strip()!r}")
-    return value
+    text = node.text.strip()
+    if not _DECIMAL.fullmatch(text):  # float() would also take '1_0', 'nan', 'inf', '١'
+        raise ValueError(f"{path}: {what} <{tag}> is not a number: {text!r}")
+    return float(text)
 
 
 def _read_annotation(path):

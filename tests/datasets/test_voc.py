@@ -104,6 +104,10 @@ def test_several_years_need_year(tmp_path):
          "</bndbox></object></annotation>", r"object 1 <bndbox> has no <ymax>"),
         ("<annotation><object><name>a</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>b</xmax>"
          "<ymax>2</ymax></bndbox></object></annotation>", r"<xmax> is not a number: 'b'"),
+        ("<annotation><object><name>a</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>nan</xmax>"
+         "<ymax>2</ymax></bndbox></object></annotation>", r"<xmax> is not a number: 'nan'"),
+        ("<annotation><size><width>1_0</width><height>5</height></size></annotation>",
+         r"<size> <width> is not a number: '1_0'"),
         ("<annotation><object><name>a</name><bndbox><xmin>5</xmin><ymin>1</ymin><xmax>2</xmax>"
          "<ymax>2</ymax></bndbox></object></annotation>", "empty box"),
         ("<annotation><object><name>a</name><difficult>yes</difficult><bndbox><xmin>1</xmin>"
@@ -134,3 +138,18 @@ def test_missing_files_and_bad_split(tmp_path):
     with pytest.raises(ValueError, match=r"000001\.jpg: image not found"):
         load_voc(root, "d")
     assert len(load_voc(root, "d", check_images=False)) == 1
+
+
+def test_real_voc_person_parts_are_not_objects(tmp_path):
+    """VOC 2007 person objects hold <part> elements with their own <bndbox>: not separate boxes."""
+    root = make_devkit(tmp_path, {"000005": []}, {"test": ["000005"]})
+    (root / "Annotations" / "000005.xml").write_text(
+        "<annotation><filename>000005.jpg</filename><size><width>500</width><height>375</height>"
+        "<depth>3</depth></size><object><name>person</name><pose>Left</pose><truncated>1</truncated>"
+        "<difficult>0</difficult><bndbox><xmin>8</xmin><ymin>12</ymin><xmax>352</xmax>"
+        "<ymax>498</ymax></bndbox><part><name>head</name><bndbox><xmin>100</xmin><ymin>20</ymin>"
+        "<xmax>150</xmax><ymax>80</ymax></bndbox></part></object></annotation>"
+    )
+    data = load_voc(root, "test")
+    np.testing.assert_array_equal(data.boxes[0], [[8, 12, 352, 498]])
+    assert data.box_classes == [["person"]] and data.classes == ["person"]
