@@ -20,7 +20,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ssvm._queries import informative_queries, resolve_queries
-from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, get_oracle, ranking_loss, supported_oracles
+from ssvm.losses import (
+    LOSS_NAMES,
+    ORACLE_NAMES,
+    QSLoss,
+    get_oracle,
+    ranking_loss,
+    supported_oracles,
+)
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
 
@@ -29,6 +36,10 @@ __all__ = ["RankSVM"]
 logger = logging.getLogger(__name__)
 
 _MAX_SEED = np.iinfo(np.int32).max
+# arguments of a solver that RankSVM sets from its own parameters
+_RESERVED_SOLVER_PARAMS = frozenset(
+    {"problem", "C", "tol", "max_iter", "w0", "callback", "random_state"}
+)
 
 
 class RankSVM(ClassifierMixin, BaseEstimator):
@@ -43,11 +54,12 @@ class RankSVM(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or loss object, default="ap"
+    loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or QSLoss, default="ap"
         Task loss whose structured hinge is minimised. ``"zero_one"`` is the usual linear SVM
         (hinge loss with a regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)``
-        minimises the same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A loss object
-        accepted by ``ssvm.losses.get_oracle`` can be passed as well.
+        minimises the same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A user loss
+        object (an ``ssvm.losses.QSLoss`` instance, served by the "qs" and "brute" oracles) can
+        be passed as well.
     oracle : str, default="auto"
         Loss-augmented inference algorithm (``ssvm.losses.ORACLE_NAMES``). It must support the
         loss (``ssvm.losses.supported_oracles(loss)``); ``"auto"`` picks the fastest exact one.
@@ -62,9 +74,10 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-3
         Stopping tolerance passed to the solver (a certified duality gap for ``"cutting_plane"``
         and ``"frank_wolfe"``).
-    max_iter : int, default=1000
-        Maximum number of solver iterations per binary task; a ``ConvergenceWarning`` is emitted
-        when it is reached before ``tol``.
+    max_iter : int, default=None
+        Maximum number of solver iterations per binary task (the unit is the solver's: cutting
+        plane rounds, Pegasos steps, Frank–Wolfe passes); ``None`` uses the solver's own default.
+        A ``ConvergenceWarning`` is emitted when it is reached before ``tol``.
     n_jobs : int, default=None
         Parallel jobs (joblib): over the classes of a one-vs-rest fit, otherwise over the
         queries' oracle calls. ``None`` means 1 unless in a ``joblib.parallel_backend`` context.
@@ -131,13 +144,13 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "loss": [StrOptions(set(LOSS_NAMES))],
+        "loss": [StrOptions(set(LOSS_NAMES)), QSLoss],
         "oracle": [StrOptions(set(ORACLE_NAMES))],
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0.0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -154,7 +167,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         *,
         k=10,
         tol=1e-3,
-        max_iter=1000,
+        max_iter=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -213,6 +226,12 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             queries, a single class, all queries degenerate, or NaN / infinity in the input.
         """
         oracle_fn = self._make_oracle()
+        reserved = _RESERVED_SOLVER_PARAMS.intersection(self.solver_params or {})
+        if reserved:
+            raise ValueError(
+                f"solver_params must not set {sorted(reserved)}: RankSVM passes them itself "
+                "(use the estimator's parameters of the same name)."
+            )
         ranking_mode = qid is not None or group is not None
         if qid is not None and group is not None:
             raise ValueError(
@@ -326,9 +345,10 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             self.objective_ = objectives
             self.history_ = histories
         if not all(result.converged for result in results):
+            max_iter = self.max_iter if self.max_iter is not None else "the solver's default"
             warnings.warn(
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
-                f"max_iter={self.max_iter} iterations; increase max_iter or tol.",
+                f"max_iter={max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
             )
@@ -425,16 +445,25 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         return float(np.mean(values))
 
     def _task_score(self, scores, relevant, queries):
-        """Mean over queries of 1 - loss; None if no query counts."""
-        keep_all = _is_loss(self.loss, "zero_one")
-        params = self._loss_params()
-        values = [
-            1.0 - ranking_loss(scores[q], relevant[q], loss=self.loss, **params)
-            for q in queries
-            if keep_all or np.any(relevant[q])
-        ]
-        return float(np.mean(values)) if values else None
+        """Mean over the counted queries of 1 - loss; None if no query counts.
 
+        ``ranking_loss`` needs both classes in a query; the other cases have closed forms: a
+        query whose rows are all relevant is ranked perfectly (loss 0), one without a relevant row
+        does not count for ranking losses, and the 0-1 loss is the error rate of ``scores > 0``.
+        """
+        zero_one = _is_loss(self.loss, "zero_one")
+        params = self._loss_params()
+        values = []
+        for q in queries:
+            s, r = scores[q], relevant[q]
+            n_pos = int(np.count_nonzero(r))
+            if zero_one:
+                values.append(float(np.mean((s > 0) == r)))
+            elif n_pos == r.shape[0]:
+                values.append(1.0)
+            elif n_pos > 0:
+                values.append(1.0 - ranking_loss(s, r, loss=self.loss, **params))
+        return float(np.mean(values)) if values else None
 
 def _is_loss(loss, name):
     return isinstance(loss, str) and loss == name
@@ -463,11 +492,12 @@ def _fit_task(
     problem = StructuredHinge(
         X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs
     )
+    if max_iter is not None:  # otherwise the solver's own default
+        solver_params = {**solver_params, "max_iter": max_iter}
     result = solver(
         problem,
         C,
         tol=tol,
-        max_iter=max_iter,
         w0=w0,
         callback=_IterationLogger(name) if verbose >= 2 else None,
         random_state=random_state,
