@@ -41,6 +41,13 @@ def test_windows_are_valid_boxes_of_the_image(small_images):
     np.testing.assert_array_equal(grey[0], [1, 1, 96, 64])
 
 
+@pytest.mark.parametrize("mode", ["single", "quality"])
+def test_other_modes(small_images, mode):
+    boxes = selective_search(small_images[0], mode=mode, working_size=64, max_windows=30)
+    np.testing.assert_array_equal(boxes[0], [1, 1, 96, 64])
+    assert 1 < len(boxes) <= 30
+
+
 def test_boxes_map_back_to_original_coordinates(small_images):
     small = small_images[1]
     big = np.repeat(np.repeat(small, 2, axis=0), 2, axis=1)  # area-downscaling gives `small` back
