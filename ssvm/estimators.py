@@ -233,11 +233,6 @@ class RankSVM(ClassifierMixin, BaseEstimator):
                 "(use the estimator's parameters of the same name)."
             )
         ranking_mode = qid is not None or group is not None
-        if qid is not None and group is not None:
-            raise ValueError(
-                "Pass either qid (a query id per row) or group (sizes of consecutive queries), "
-                "not both."
-            )
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=ranking_mode
         )
@@ -428,7 +423,14 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
             return float(np.mean(self.classes_[np.argmax(scores, axis=1)] == y))
         if self._fitted_on_queries:
-            tasks = [(scores, y > 0)]
+            try:
+                relevance = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "y must hold numeric relevance grades for a model fitted with qid / group; "
+                    f"got dtype {y.dtype}."
+                ) from None
+            tasks = [(scores, relevance > 0)]
         elif scores.ndim == 1:
             tasks = [(scores, y == self.classes_[1])]
         else:

@@ -194,6 +194,13 @@ def test_y_wrong_length(data):
         clf.score(X, y[:-1])
 
 
+@pytest.mark.parametrize("key", ["tol", "max_iter", "w0", "random_state"])
+def test_solver_params_cannot_override_estimator_parameters(data, key):
+    X, y = data
+    with pytest.raises(ValueError, match=f"solver_params must not set \\['{key}'\\]"):
+        fast(solver_params={key: 1}).fit(X, y)
+
+
 def test_warm_start_shape_change(data):
     X, y = data
     clf = fast(warm_start=True).fit(X, y)
