@@ -310,6 +310,14 @@ class LatentRankSVM(BaseEstimator):
     classes_ : ndarray of shape (2,)
         Negative and positive image label.
     n_features_in_ : int
+
+    Notes
+    -----
+    Window features are only read in chunks (a memory-mapped store works), but the convex problem
+    of a CCCP step holds, in memory as float64, every window of every negative image plus one row
+    per positive image: (n_negative_windows + n_positive_images) × (n_features + intercept).  With
+    ``negatives="best"`` the rows are the same (the max over a negative's windows is taken inside
+    the oracle), so the memory is the same; only the oracle input shrinks to one score per image.
     """
 
     _parameter_constraints = {
@@ -566,14 +574,15 @@ class LatentRankSVM(BaseEstimator):
         """
         return self.classes_[(self.decision_function(bags, offsets) > 0).astype(int)]
 
-    def detect(self, bags, boxes, iou_threshold=0.3, offsets=None, max_per_image=None):
+    def detect(self, bags, boxes=None, iou_threshold=0.3, offsets=None, max_per_image=None):
         """Scored boxes of every image after non-maximum suppression.
 
         Parameters
         ----------
         bags, offsets : as in :meth:`fit`.
-        boxes : list of ndarray of shape (m_i, 4), or ndarray of shape (n_windows, 4)
-            The window boxes (x1, y1, x2, y2) aligned with the window features.
+        boxes : list of ndarray of shape (m_i, 4), or ndarray of shape (n_windows, 4), optional
+            The window boxes (x1, y1, x2, y2) aligned with the window features; may be omitted
+            when ``bags`` is a :class:`ssvm.detection.WindowStore` (its ``boxes`` are used).
         iou_threshold : float, default=0.3
             A window is suppressed when its IoU with a higher-scoring kept window exceeds this.
         max_per_image : int or None, default=None
@@ -591,6 +600,10 @@ class LatentRankSVM(BaseEstimator):
             raise ValueError(f"iou_threshold must lie in [0, 1], got {iou_threshold}")
         if max_per_image is not None and max_per_image < 1:
             raise ValueError(f"max_per_image must be >= 1 or None, got {max_per_image}")
+        if boxes is None:
+            if offsets is not None or not hasattr(bags, "boxes"):
+                raise ValueError("boxes are required unless bags is a WindowStore (which holds them)")
+            boxes = bags.boxes
         data = _as_bags(bags, offsets, self.chunk_rows, self.n_features_in_)
         if isinstance(boxes, np.ndarray) and boxes.ndim == 2:
             all_boxes = boxes

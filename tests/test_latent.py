@@ -240,6 +240,43 @@ def test_detect_returns_nms_boxes_by_decreasing_score():
     assert all(len(s) == 1 for _, s in top1)
 
 
+def _fake_features(image, boxes):
+    """Deterministic window features (mean colour and box geometry), module-level so it pickles."""
+    boxes = np.asarray(boxes)
+    crop_means = [image[int(b[1]) - 1:int(b[3]), int(b[0]) - 1:int(b[2])].mean(axis=(0, 1)) for b in boxes]
+    return np.hstack((np.array(crop_means) / 255.0, boxes / 64.0)).astype(np.float32)
+
+
+def test_fit_and_detect_straight_from_a_window_store(tmp_path):
+    from ssvm.detection import WindowStore
+
+    rng = np.random.default_rng(8)
+    images, windows, y = [], [], []
+    for i in range(12):
+        image = rng.integers(0, 80, size=(64, 64, 3)).astype(np.uint8)
+        if i % 2 == 0:  # a bright square in positive images
+            image[10:40, 20:50] = 230
+        xy = rng.integers(1, 30, size=(6, 2))
+        boxes = np.vstack(([1, 1, 64, 64], np.hstack((xy, xy + rng.integers(10, 34, size=(6, 2)))))).astype(float)
+        images.append(image)
+        windows.append(np.vstack((boxes, [[21, 11, 50, 40]])))
+        y.append(i % 2 == 0)
+    store = WindowStore.build(tmp_path / "store", images, windows, _fake_features)
+    y = np.array(y)
+    model = LatentRankSVM(C=10.0, max_cccp_iter=10).fit(store, y)
+    bags = [np.asarray(store.image_features(i), dtype=np.float64) for i in range(store.n_images)]
+    reference = LatentRankSVM(C=10.0, max_cccp_iter=10).fit(bags, y)
+    np.testing.assert_allclose(model.coef_, reference.coef_)
+    np.testing.assert_allclose(model.decision_function(store), reference.decision_function(bags))
+    from_store = model.detect(store)
+    from_lists = model.detect(bags, [store.image_boxes(i) for i in range(store.n_images)])
+    for (b1, s1), (b2, s2) in zip(from_store, from_lists):
+        np.testing.assert_array_equal(b1, b2)
+        np.testing.assert_allclose(s1, s2)
+    with pytest.raises(ValueError, match="boxes are required"):
+        model.detect(bags)
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_input_raises_value_error():
     bags, y = make_bags(7)
