@@ -413,9 +413,9 @@ class LatentRankSVM(BaseEstimator):
         imputed = setup.impute(w)
         problem = setup.problem(imputed)
         if not history:
-            before = problem.oracle_seconds
             history.append(float(problem.objective(w, self.C)))
-            lai_seconds += problem.oracle_seconds - before
+            lai_seconds += problem.oracle_seconds
+        counted = problem.oracle_seconds  # oracle time of `problem` already in lai_seconds
 
         solve = SOLVERS[self.solver]
         options = dict(self.solver_options or {})
@@ -425,13 +425,13 @@ class LatentRankSVM(BaseEstimator):
             seed = None if self.random_state is None else self.random_state + step
             result = solve(problem, self.C, tol=self.tol, w0=w, random_state=seed,
                            **({} if self.max_iter is None else {"max_iter": self.max_iter}), **options)
-            lai_seconds += problem.oracle_seconds
+            lai_seconds += problem.oracle_seconds - counted
             w = np.asarray(result.w, dtype=np.float64).copy()
             new_imputed = setup.impute(w)
             problem = setup.problem(new_imputed)
-            before = problem.oracle_seconds
             objective = float(problem.objective(w, self.C))
-            lai_seconds += problem.oracle_seconds - before
+            lai_seconds += problem.oracle_seconds
+            counted = problem.oracle_seconds
             n_changed = int(np.count_nonzero(new_imputed != imputed))
             decrease = history[-1] - objective
             converged = n_changed == 0 or decrease <= self.cccp_tol * abs(history[-1])
