@@ -339,8 +339,10 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         else:
             self.objective_ = objectives
             self.history_ = histories
-        if not all(result.converged for result in results):
-            max_iter = self.max_iter if self.max_iter is not None else "the solver's default"
+        unconverged = [result.n_iter for result in results if not result.converged]
+        if unconverged:
+            # with max_iter=None the solver's own default was the limit that was hit
+            max_iter = self.max_iter if self.max_iter is not None else max(unconverged)
             warnings.warn(
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
                 f"max_iter={max_iter} iterations; increase max_iter or tol.",
