@@ -9,8 +9,8 @@ WindowStore
 iou, nms, voc_ap, evaluate_detections
     box overlap, greedy non-maximum suppression, VOC detection average precision.
 
-OpenCV and scikit-image (the ``ssvm[detection]`` extra) are imported only by the functions that
-need them; box geometry, NMS, AP and the store's scoring work without them.
+OpenCV (the ``ssvm[detection]`` extra) is imported only by the functions that need it (selective
+search, image reading, crops); box geometry, NMS, AP, HOG and the store work without it.
 Boxes everywhere are ``(x1, y1, x2, y2)`` in VOC pixel coordinates (1-based, inclusive).
 """
 

@@ -36,24 +36,6 @@ def import_cv2():
     return cv2
 
 
-def import_hog():
-    """Import ``skimage.feature.hog`` or explain how to install scikit-image.
-
-    Returns
-    -------
-    callable
-
-    Raises
-    ------
-    ImportError
-    """
-    try:
-        from skimage.feature import hog
-    except ImportError as exc:
-        raise ImportError(f"the default window features need scikit-image ({exc}); {_INSTALL_HINT}") from exc
-    return hog
-
-
 def as_rgb_image(image):
     """Validate an in-memory image → C-contiguous uint8 RGB array of shape (H, W, 3).
 
