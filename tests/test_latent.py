@@ -123,7 +123,8 @@ def test_imputation_picks_each_positive_best_window(seed):
 
 
 # ------------------------------------------------------------------ CCCP
-@pytest.mark.parametrize("loss, negatives", [("ap", "best"), ("ap", "all"), ("zero_one", "best"), ("zero_one", "all")])
+@pytest.mark.parametrize("loss, negatives", [("ap", "best"), ("ap", "all"), ("zero_one", "best"), ("zero_one", "all"),
+                                            ("ndcg", "best")])
 def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negatives):
     bags, y = make_bags(0, n_images=30, max_windows=12)
     C, tol = 10.0, 1e-6
@@ -137,6 +138,29 @@ def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negati
     np.testing.assert_array_equal(model.latent_windows_, expected)
     assert model.lai_seconds_ > 0
     assert (model.intercept_ != 0.0) == (loss == "zero_one")
+
+
+@pytest.mark.parametrize("solver", ["frank_wolfe"])  # pegasos works too but takes ~10 s here
+def test_other_solvers_give_a_descent_to_about_the_same_objective(solver):
+    bags, y = make_bags(0, n_images=30, max_windows=12)
+    params = dict(C=10.0, tol=1e-4, max_cccp_iter=8, cccp_tol=0.0, random_state=0)
+    reference = LatentRankSVM(**params).fit(bags, y)
+    model = LatentRankSVM(solver=solver, **params).fit(bags, y)
+    history = np.array(model.history_)
+    assert np.all(np.diff(history) <= 1e-3 * history[:-1]), history
+    assert history[-1] == pytest.approx(latent_objective(model, bags, y, 10.0), rel=1e-9)
+    assert history[-1] == pytest.approx(reference.history_[-1], rel=1e-2)
+
+
+def test_init_zeros_or_a_vector():
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    zeros = LatentRankSVM(init="zeros", C=10.0, max_cccp_iter=10).fit(bags, y)
+    # w = 0: every score ties and the hinge is the largest loss, over the images' ranking
+    assert zeros.history_[0] == pytest.approx(10.0 * hinge(np.zeros(len(y)), y, "ap"))
+    start = LatentRankSVM(init=zeros.coef_, C=10.0, max_cccp_iter=10).fit(bags, y)
+    assert start.history_[0] == pytest.approx(zeros.history_[-1])
+    with pytest.raises(ValueError, match="init"):
+        LatentRankSVM(init=np.ones(3)).fit(bags, y)
 
 
 def test_latent_model_beats_its_mean_feature_start_and_separates_images():
