@@ -393,8 +393,8 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         """One minus the mean task loss of the ranking by ``decision_function``.
 
         Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
-        and accuracy (at the fitted threshold) for ``"zero_one"``, computed with
-        ``ssvm.losses.ranking_loss``.
+        (ties broken by index, computed with ``ssvm.losses.ranking_loss``) and accuracy of
+        ``predict`` for ``"zero_one"``. A query whose rows are all relevant scores 1.
 
         Parameters
         ----------

@@ -21,6 +21,7 @@ from sklearn.svm import LinearSVC
 from ssvm import RankSVM
 from ssvm.estimators import accuracy_threshold
 from ssvm.losses import NDCGLoss
+from ssvm.solvers import SOLVERS
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 LETOR = SHARED / "data" / "letor_sample"
@@ -92,6 +93,21 @@ def test_zero_one_matches_linear_svc(cancer, C):
     np.testing.assert_allclose(clf.decision_function(X), svc.decision_function(X), atol=bound)
 
 
+@pytest.mark.parametrize("loss", ["ap", "zero_one"])
+def test_every_solver_reaches_the_same_objective_through_the_estimator(cancer, loss):
+    """Each solver stops at a certified relative gap ≤ tol, so all final J agree within ~tol."""
+    X, y = cancer
+    objectives = {
+        solver: RankSVM(loss=loss, solver=solver, C=10.0, tol=1e-3, random_state=0)
+        .fit(X, y)
+        .objective_
+        for solver in sorted(SOLVERS)
+    }
+    best = min(objectives.values())
+    for solver, value in objectives.items():
+        assert value <= best * (1 + 1.5e-3), (solver, objectives)
+
+
 # ------------------------------------------------------------------------ scores
 
 
@@ -124,6 +140,19 @@ def test_score_with_qid_is_mean_over_queries_with_a_positive():
     ]
     assert len(expected) == len(np.unique(qid)) - 1
     assert clf.score(X, rel, qid=qid) == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_score_edge_cases(cancer):
+    X, y = cancer
+    clf = RankSVM(tol=1e-2).fit(X, y)
+    with pytest.warns(UserWarning, match="no query has a relevant row; returning nan"):
+        assert np.isnan(clf.score(X, np.zeros_like(y)))
+    # a query of relevant rows only is ranked perfectly; the other query scores its AP
+    qid = np.arange(X.shape[0]) % 2
+    target = np.where(qid == 0, y, 1)
+    s = clf.decision_function(X)
+    expected = (average_precision_ties_by_index(y[qid == 0] == 1, s[qid == 0]) + 1.0) / 2
+    assert clf.score(X, target, qid=qid) == pytest.approx(expected, abs=1e-12)
 
 
 def test_score_multiclass_is_mean_over_classes():
