@@ -20,11 +20,12 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel
+from joblib import Parallel, effective_n_jobs
 
 from .boxes import as_boxes
 from .features import HogColorFeatures, feature_jobs
 from .images import image_id_of
+from .windows import save_atomic
 
 __all__ = ["WindowStore"]
 
@@ -121,8 +122,7 @@ class WindowStore:
         if todo.size < len(images):
             logger.info("%s: resuming, %d of %d images already done", path, len(images) - todo.size,
                         len(images))
-        workers = 1 if n_jobs in (None, 1) else max(1, n_jobs if n_jobs > 0 else 2)
-        batch = batch_images or max(8, 4 * workers)
+        batch = batch_images or max(8, 4 * effective_n_jobs(n_jobs))
         with Parallel(n_jobs=n_jobs, verbose=verbose) as parallel:
             for start in range(0, todo.size, batch):
                 part = todo[start : start + batch]
@@ -139,7 +139,7 @@ class WindowStore:
             return None
         try:
             store = cls.open(path, mode="r+")
-        except ValueError:
+        except (ValueError, OSError, EOFError):  # a damaged store is rebuilt
             return None
         same = (store.image_ids == image_ids and store.meta.get("extractor") == extractor_repr
                 and np.array_equal(store.offsets, offsets) and np.array_equal(store.boxes, boxes))
@@ -187,7 +187,7 @@ class WindowStore:
 
     def _flush(self):
         self.features.flush()
-        np.save(self.path / "done.npy", self._done)
+        save_atomic(self.path / "done.npy", self._done)
 
     @classmethod
     def open(cls, path, mode="r"):

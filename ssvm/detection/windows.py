@@ -148,7 +148,8 @@ def _params_key(params):
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def _save_atomic(path, array):
+def save_atomic(path, array):
+    """Write ``array`` to ``path`` (.npy) atomically: a temporary file, then a rename."""
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp.npy")
     os.close(handle)
     try:
@@ -166,7 +167,7 @@ def _windows_job(image, cache_path, params, single_thread):
         import_cv2().setNumThreads(1)
     boxes = selective_search(image, **params)
     if cache_path is not None:
-        _save_atomic(cache_path, boxes)
+        save_atomic(cache_path, boxes)
     return boxes
 
 

@@ -124,3 +124,12 @@ def test_bad_input(tmp_path):
         WindowStore.build(tmp_path / "s", images, windows, WrongShape())
     with pytest.raises(ValueError, match="not a window store"):
         WindowStore.open(tmp_path / "nothing")
+
+
+def test_damaged_store_is_rebuilt(tmp_path):
+    images, windows = make_data(n_images=3)
+    WindowStore.build(tmp_path / "s", images, windows, BoxStats())
+    (tmp_path / "s" / "done.npy").write_bytes(b"\x93NUMPY garbage")
+    extractor = BoxStats()
+    store = WindowStore.build(tmp_path / "s", images, windows, extractor)
+    assert extractor.calls == 3 and store.complete
