@@ -44,9 +44,8 @@ def letor():
 
     X, rel, qid = load_letor(LETOR / "rank.train")
     group = read_query_sizes(LETOR / "rank.train.query")
-    # the first 60 queries keep the test fast
-    n = int(group[:60].sum())
-    return X[:n], rel[:n], qid[:n], group[:60]
+    test = load_letor(LETOR / "rank.test", n_features=X.shape[1])
+    return X, rel, qid, group, test
 
 
 def synthetic_queries(n_queries=12, size=15, d=5, seed=0):
@@ -209,24 +208,26 @@ def test_ranking_intercept_maximises_training_accuracy(cancer):
 
 
 def test_letor_qid_and_group_give_identical_models(letor):
-    X, rel, qid, group = letor
+    X, rel, qid, group, (X_test, rel_test, qid_test) = letor
     assert sp.issparse(X)
-    skipped = r"Skipping 17 of 60 queries .*\(2 without a positive, 15 without a negative row\)"
+    skipped = r"Skipping 60 of 201 queries .*\(3 without a positive, 57 without a negative row\)"
     with pytest.warns(UserWarning, match=skipped):
-        a = RankSVM(loss="ap", C=1.0, tol=1e-3, max_iter=300).fit(X, rel, qid=qid)
+        a = RankSVM(loss="ap", C=1.0, tol=1e-3).fit(X, rel, qid=qid)
     with pytest.warns(UserWarning, match=skipped):
-        b = RankSVM(loss="ap", C=1.0, tol=1e-3, max_iter=300).fit(X, rel, group=group)
-    assert a.n_queries_ == b.n_queries_ == 43
+        b = RankSVM(loss="ap", C=1.0, tol=1e-3).fit(X, rel, group=group)
+    assert a.n_queries_ == b.n_queries_ == 141
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.objective_ == b.objective_
-    assert a.score(X, rel, qid=qid) > 0.3  # mean AP over queries, better than random ranking
+    # held-out mean AP over the test queries beats a random ranking (many test queries are
+    # mostly relevant, so chance is high: measured 0.837 vs 0.786 at the time of writing)
     rng = np.random.RandomState(0)
-    random_ap = np.mean([
-        average_precision_score(rel[qid == q] > 0, rng.rand(np.sum(qid == q)))
-        for q in np.unique(qid) if np.any(rel[qid == q] > 0) and not np.all(rel[qid == q] > 0)
+    chance = np.mean([
+        average_precision_ties_by_index(rel_test[qid_test == q] > 0,
+                                        rng.rand(np.sum(qid_test == q)))
+        for q in np.unique(qid_test) if np.any(rel_test[qid_test == q] > 0)
     ])
-    assert a.score(X, rel, qid=qid) > random_ap
+    assert a.score(X_test, rel_test, qid=qid_test) > chance + 0.03
 
 
 def test_shuffled_rows_with_qid_give_the_same_model():
