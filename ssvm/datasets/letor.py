@@ -116,7 +116,7 @@ def read_query_sizes(path):
     """
     path = Path(path)
     sizes = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
             text = line.strip()
             if not text:
@@ -205,7 +205,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     indices_parts, values_parts, row_nnz = [], [], []
     first_row_has_qid = None
     max_index, max_index_line = -1, 0
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
             body = line.partition("#")[0]
             tokens = body.split()

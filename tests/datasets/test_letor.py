@@ -113,6 +113,16 @@ def test_query_file_auto_detected_and_explicit(tmp_path):
     np.testing.assert_array_equal(qid, [0, 1, 1, 1, 1])
 
 
+def test_mq2007_style_lines_crlf_and_bom(tmp_path):
+    path = tmp_path / "mq.txt"
+    path.write_bytes("\ufeff2 qid:10032 1:0.056537 3:1 #docid = GX029-35-5894638 inc = 0.01\r\n"
+                     "0 qid:10032 2:0.5 #docid = GX030\r\n".encode("utf-8"))
+    X, relevance, qid = load_letor(path)
+    np.testing.assert_array_equal(X.toarray(), [[0.056537, 0, 1], [0, 0.5, 0]])
+    np.testing.assert_array_equal(relevance, [2, 0])
+    np.testing.assert_array_equal(qid, [10032, 10032])
+
+
 def test_zero_based(tmp_path):
     path = write(tmp_path, "1 0:1 2:3\n")
     with pytest.raises(ValueError, match=r"data\.txt, line 1: .*index 0 .*zero_based=True"):
