@@ -139,7 +139,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     capacity, prune_after = int(capacity), int(prune_after)
     cvx = CvxpyDualQP(capacity, C) if qp == "cvxpy" else None
 
-    ws = _WorkingSet(capacity, problem.n_features, zero=1e-10 * C)
+    ws = _WorkingSet(capacity, problem.n_features, zero=1e-8 * C)
     rec = Recorder(problem, callback)
     best_J, best_w, best_dual = np.inf, w, 0.0  # alpha = 0 gives the dual value 0 <= min J
     qp_seconds = 0.0

@@ -14,6 +14,7 @@ Two interchangeable solvers:
 import logging
 
 import numpy as np
+from scipy.linalg import cho_solve
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ def _null_space_of_ones(m):
 def _subspace_direction(QF, gF, gtol):
     """Minimiser direction of ½pᵀQFp + gFᵀp over Σp = 0, or a zero-curvature descent direction.
 
+    The reduced Hessian ``ZᵀQFZ`` is factored by Cholesky when it is well conditioned; otherwise
+    (singular or nearly so) its eigen-decomposition separates the zero-curvature directions.
+
     Returns
     -------
     p : ndarray
@@ -80,8 +84,16 @@ def _subspace_direction(QF, gF, gtol):
     """
     Z = _null_space_of_ones(gF.size)
     R = Z.T @ QF @ Z
+    R = 0.5 * (R + R.T)
     r = Z.T @ gF
-    lam, V = np.linalg.eigh(0.5 * (R + R.T))
+    diag_max = max(np.abs(np.diag(R)).max(), np.finfo(float).tiny)
+    try:
+        L = np.linalg.cholesky(R)
+    except np.linalg.LinAlgError:
+        L = None
+    if L is not None and np.diag(L).min() ** 2 > 1e-9 * diag_max:
+        return Z @ cho_solve((L, True), -r)
+    lam, V = np.linalg.eigh(R)
     rt = V.T @ r
     lam_tol = 1e-11 * max(np.abs(lam).max(), np.finfo(float).tiny)
     pos = lam > lam_tol
@@ -144,8 +156,9 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
     for it in range(1, max_iter + 1):
         F = np.flatnonzero(free)
         if need_step and F.size > 1:
-            p = _subspace_direction(Q[np.ix_(F, F)], g[F], gtol)
-            curv = p @ Q[np.ix_(F, F)] @ p
+            QF = Q[np.ix_(F, F)]
+            p = _subspace_direction(QF, g[F], gtol)
+            curv = p @ QF @ p
             slope = g[F] @ p
             if slope >= 0:  # already optimal on this face (up to rounding)
                 need_step = False
