@@ -155,7 +155,7 @@ def _read_split(path):
     if not path.is_file():
         raise ValueError(f"{path}: split file not found")
     ids, seen = [], {}
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:
         for lineno, line in enumerate(handle, start=1):
             tokens = line.split()
             if not tokens:

@@ -79,7 +79,9 @@ class WindowStore:
         resume : bool, default=True
             If the directory holds a store for the same image ids, windows and extractor, images
             already written are skipped (an interrupted build continues). Otherwise — and always
-            with ``resume=False`` — the store is rebuilt from scratch.
+            with ``resume=False`` — the store is rebuilt from scratch. The extractor is identified
+            by its ``repr``: give a custom extractor a stable ``__repr__`` (one naming its
+            parameters, not a memory address) for resuming to apply.
         batch_images : int, optional
             Images per parallel batch between progress flushes (default ``max(8, 4 * workers)``).
         verbose : int, default=0
