@@ -76,8 +76,9 @@ class HogColorFeatures:
 
     Each window is cropped and resized to ``window_size × window_size``; the feature is the
     concatenation of (a) a HOG descriptor of the grey crop (:func:`ssvm.detection.hog.batch_hog`:
-    scikit-image's HOG with L2-Hys block normalisation, vectorised over all crops) and (b) a joint HSV histogram of the crop, each part L2-normalised and scaled by
-    1/√2 so the whole vector has unit norm (a flat window, with no gradient, has a zero HOG part).
+    scikit-image's HOG with L2-Hys block normalisation, vectorised over all crops) and (b) a joint
+    HSV histogram of the crop, each part L2-normalised and scaled by 1/√2 so the whole vector has
+    unit norm (a flat window, with no gradient, has a zero HOG part).
 
     Why this default: it needs no download and no GPU, is a few hundred dimensions (324 + 72 with
     the defaults), and costs about 0.2 ms per window, so thousands of windows per second per core.
