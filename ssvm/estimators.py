@@ -532,8 +532,9 @@ def accuracy_threshold(scores, relevant):
     Returns
     -------
     t : float
-        Every training score is strictly above or at most ``t``; no score equals a cut between
-        two distinct scores.
+        Finite; ``scores > t`` is exactly the chosen cut (rows tied in score fall on the same
+        side). Usually strictly between two scores; it equals the lower one only when the two
+        are adjacent floats.
     """
     order = np.argsort(scores, kind="stable")
     s = scores[order]
@@ -549,7 +550,7 @@ def accuracy_threshold(scores, relevant):
     best = np.flatnonzero(correct == correct.max())
     i = int(best[(best.shape[0] - 1) // 2])
     spread = s[-1] - s[0]
-    step = spread / n if spread > 0 else max(1.0, abs(s[0]))
+    step = spread / n if 0 < spread < np.inf else max(1.0, abs(s[0]) / 2)
     if i == 0:
         t = s[0] - step
         return float(t if t < s[0] else np.nextafter(s[0], -np.inf))
