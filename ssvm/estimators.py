@@ -87,7 +87,8 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     verbose : int, default=0
         ``0``: silent; ``1``: one ``INFO`` log record per fitted task; ``≥ 2``: also one
         ``DEBUG`` record per solver iteration. Records go to the ``ssvm.estimators`` logger
-        (configure it with :mod:`logging`); nothing is printed.
+        (configure it with :mod:`logging`); nothing is printed. A one-vs-rest fit with
+        ``n_jobs > 1`` on joblib's default (process) backend logs inside the worker processes.
     warm_start : bool, default=False
         Start the solver from the previous ``coef_`` (and ``intercept_`` for ``"zero_one"``)
         instead of zero. The previous fit must have the same number of tasks and features.
