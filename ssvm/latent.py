@@ -173,7 +173,9 @@ class _Bags:
         for start in range(0, self.n_windows, self.chunk_rows):
             stop = min(start + self.chunk_rows, self.n_windows)
             block = np.asarray(self.features[start:stop], dtype=np.float64)
-            np.add.at(sums, owner[start:stop], block)
+            owners = owner[start:stop]
+            first = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])  # an image's first row in the chunk
+            sums[owners[first]] += np.add.reduceat(block, first, axis=0)
         return sums / np.diff(self.offsets)[:, None]
 
     def fingerprint(self):

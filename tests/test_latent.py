@@ -109,6 +109,16 @@ def test_pooled_oracle_is_the_hinge_of_best_windows_and_a_subgradient(neg_sizes,
 
 
 @settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9))
+def test_chunked_window_means_and_scores_match_the_plain_ones(seed, chunk_rows):
+    bags, _ = make_bags(seed, n_images=6)
+    data = _as_bags(bags, None, chunk_rows)
+    np.testing.assert_allclose(data.means(), [bag.mean(axis=0) for bag in bags], rtol=1e-12, atol=1e-12)
+    w = np.random.default_rng(seed).normal(size=data.n_features)
+    np.testing.assert_allclose(data.scores(w, 0.5), np.concatenate([bag @ w + 0.5 for bag in bags]), rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_imputation_picks_each_positive_best_window(seed):
     bags, y = make_bags(seed, n_images=8)
