@@ -14,9 +14,11 @@ every exact oracle returns the same ranking.
 import numpy as np
 from numba import njit
 
-from .rank_losses import KIND_AP
+from math import log2
 
-__all__ = ["loss_step", "best_rank", "write_coefficients", "split_query"]
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2
+
+__all__ = ["loss_step", "sum_table", "best_rank", "write_coefficients", "sorted_positives", "sorted_negatives"]
 
 
 @njit(cache=True, inline="always")
@@ -25,7 +27,22 @@ def loss_step(kind, table, n_pos, i, j):
     if kind == KIND_AP:
         a = float(i + j)
         return -i / (n_pos * (a - 1.0) * a)
+    if kind == KIND_NDCG_LOG2:
+        m = float(i + j)
+        return (1.0 / log2(1.0 + m) - 1.0 / log2(m)) * table[0]
     return table[i + j]
+
+
+@njit(cache=True)
+def sum_table(kind, table, n_pos, n_neg):
+    """Table t[i + j] of d_j(i) for a loss whose derivative depends on i + j only.
+
+    Built with :func:`loss_step` itself, so table look-ups are bit-identical to the closed form.
+    """
+    t = np.zeros(n_pos + n_neg + 1, dtype=np.float64)
+    for m in range(2, n_pos + n_neg + 1):
+        t[m] = loss_step(kind, table, n_pos, 1, m - 1)
+    return t
 
 
 @njit(cache=True)
@@ -66,8 +83,8 @@ def write_coefficients(neg_rank, neg_ids, pos_ids_sorted, n, n_pos, n_neg):
     return c, counts
 
 
-def split_query(scores, y):
-    """Positives sorted by (−score, index) and the negatives.
+def sorted_positives(scores, y):
+    """Positives sorted by (−score, index) (Algorithm 1, line 1).
 
     Returns
     -------
@@ -75,18 +92,16 @@ def split_query(scores, y):
         Sorted positive scores.
     pos_ids : ndarray of int64, shape (P,)
         Original indices of ``sp``.
-    neg_ids : ndarray of int64, shape (N,)
-        Original indices of the negatives, increasing.
     """
     pos = np.flatnonzero(y)
-    neg = np.flatnonzero(~y)
     order = np.argsort(-scores[pos], kind="stable")
     pos_ids = pos[order]
-    return np.ascontiguousarray(scores[pos_ids]), pos_ids, neg
+    return np.ascontiguousarray(scores[pos_ids]), pos_ids
 
 
-def sorted_negatives(scores, neg_ids):
+def sorted_negatives(scores, y):
     """Negatives in (−score, index) order: (scores, original indices)."""
+    neg_ids = np.flatnonzero(~y)
     order = np.argsort(-scores[neg_ids], kind="stable")
     ids = neg_ids[order]
     return np.ascontiguousarray(scores[ids]), ids

@@ -14,7 +14,7 @@ Time O(PN), memory O(PN / 8) bytes for the packed decision bits.
 import numpy as np
 from numba import njit
 
-from ._rank_kernels import sorted_negatives, split_query, write_coefficients
+from ._rank_kernels import sorted_negatives, sorted_positives, write_coefficients
 from ._validation import validate_scores_labels
 from .rank_losses import APLoss
 
@@ -62,8 +62,8 @@ def _dp_ranks(sp, sn, coef):
 
 
 def _dp(scores, y, sigma_eps):
-    sp, pos_ids, neg_ids = split_query(scores, y)
-    sn, neg_sorted = sorted_negatives(scores, neg_ids)
+    sp, pos_ids = sorted_positives(scores, y)
+    sn, neg_sorted = sorted_negatives(scores, y)
     ranks, _ = _dp_ranks(sp, sn, float(sigma_eps))
     c, counts = write_coefficients(ranks, neg_sorted, pos_ids, scores.size, sp.size, sn.size)
     return c, float(APLoss().value(counts))

@@ -13,8 +13,8 @@
 import numpy as np
 from numba import njit
 
-from ._rank_kernels import best_rank, loss_step, sorted_negatives, split_query, write_coefficients
-from .rank_losses import KIND_AP
+from ._rank_kernels import best_rank, loss_step, sorted_negatives, sorted_positives, sum_table, write_coefficients
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE
 
 __all__ = ["sorted_scan_oracle", "search_oracle"]
 
@@ -22,6 +22,9 @@ __all__ = ["sorted_scan_oracle", "search_oracle"]
 @njit(cache=True)
 def _scan_all(sn, sp, kind, table, n_pos, n_neg):
     inv = 2.0 / (n_pos * n_neg)
+    if kind == KIND_NDCG_LOG2:  # the discount table of SVM^ndcg, bit-identical to the closed form
+        table = sum_table(kind, table, n_pos, n_neg)
+        kind = KIND_SUM_TABLE
     ranks = np.empty(n_neg, dtype=np.int64)
     for t in range(n_neg):
         ranks[t] = best_rank(sn[t], t + 1, 1, n_pos + 1, sp, inv, kind, table, n_pos)
@@ -68,8 +71,8 @@ def sorted_scan_oracle(scores, y, loss):
     c : ndarray of float64, shape (n,)
     delta : float
     """
-    sp, pos_ids, neg_ids = split_query(scores, y)
-    sn, neg_sorted = sorted_negatives(scores, neg_ids)
+    sp, pos_ids = sorted_positives(scores, y)
+    sn, neg_sorted = sorted_negatives(scores, y)
     n_pos, n_neg = sp.size, sn.size
     kind, table = loss.kernel_spec(n_pos, n_neg)
     ranks = _scan_all(sn, sp, kind, table, n_pos, n_neg)
@@ -91,8 +94,8 @@ def search_oracle(scores, y, loss):
     c : ndarray of float64, shape (n,)
     delta : float
     """
-    sp, pos_ids, neg_ids = split_query(scores, y)
-    sn, neg_sorted = sorted_negatives(scores, neg_ids)
+    sp, pos_ids = sorted_positives(scores, y)
+    sn, neg_sorted = sorted_negatives(scores, y)
     n_pos, n_neg = sp.size, sn.size
     kind, table = loss.kernel_spec(n_pos, n_neg)
     if kind != KIND_AP:

@@ -18,10 +18,11 @@ conditions (C2)/(C3) for it numerically.
 
 import numpy as np
 
-__all__ = ["QSLoss", "APLoss", "NDCGLoss", "KIND_AP", "KIND_SUM_TABLE"]
+__all__ = ["QSLoss", "APLoss", "NDCGLoss", "KIND_AP", "KIND_NDCG_LOG2", "KIND_SUM_TABLE"]
 
-KIND_AP = 0
-KIND_SUM_TABLE = 1
+KIND_AP = 0  # closed form −i / (P (i+j−1)(i+j))
+KIND_NDCG_LOG2 = 1  # closed form (D(i+j) − D(i+j−1)) / Σ_{k≤P} D(k), D(m) = 1/log2(1+m); table[0] = 1/Σ D
+KIND_SUM_TABLE = 2  # table[i + j]
 
 _EMPTY = np.zeros(1, dtype=np.float64)
 
@@ -50,10 +51,12 @@ class QSLoss:
         Returns
         -------
         kind : int
-            ``KIND_AP`` or ``KIND_SUM_TABLE``.
+            ``KIND_AP``, ``KIND_NDCG_LOG2`` (closed forms inside the kernel) or
+            ``KIND_SUM_TABLE`` (any derivative that depends on i + j only).
         table : ndarray of float64
             For ``KIND_SUM_TABLE``: ``table[i + j] = δ_j(i+1) − δ_j(i)`` for
-            ``2 ≤ i + j ≤ P + N``; ignored for ``KIND_AP``.
+            ``2 ≤ i + j ≤ P + N``; for ``KIND_NDCG_LOG2``: ``[1 / Σ_{k≤P} D(k)]``;
+            ignored for ``KIND_AP``.
         """
         raise NotImplementedError
 
@@ -89,7 +92,7 @@ class QSLoss:
         bool
         """
         kind, table = self.kernel_spec(n_pos, n_neg)
-        if kind == KIND_AP:
+        if kind in (KIND_AP, KIND_NDCG_LOG2):
             return True
         return bool(np.all(table[2 : n_pos + n_neg + 1] <= 0.0))
 
@@ -170,7 +173,10 @@ class NDCGLoss(QSLoss):
         return _DISCOUNTS[self.discount](np.asarray(i, dtype=np.float64))
 
     def kernel_spec(self, n_pos, n_neg):
-        """See :meth:`QSLoss.kernel_spec`; a table indexed by ``i + j``."""
+        """See :meth:`QSLoss.kernel_spec`; closed form for "log2", else a table on ``i + j``."""
+        if self.discount == "log2":
+            norm = float(np.sum(self._d(np.arange(1, n_pos + 1))))
+            return KIND_NDCG_LOG2, np.array([1.0 / norm])
         m = np.arange(n_pos + n_neg + 1, dtype=np.float64)
         norm = float(np.sum(self._d(np.arange(1, n_pos + 1))))
         table = np.zeros(n_pos + n_neg + 1, dtype=np.float64)

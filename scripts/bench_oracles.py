@@ -1,0 +1,204 @@
+"""Benchmark the loss-augmented inference oracles of ``ssvm.losses``.
+
+Rows (loss, oracle); columns N (negatives) for each P (positives) and score regime:
+
+* "interleaved": positives ~ N(1, 1), negatives ~ N(0, 1) (start of training);
+* "trained":     positives ~ N(2, 1), negatives ~ N(−2, 1) (late in training).
+
+Each cell is the median time of one call in milliseconds and, in parentheses, its ratio to
+``np.sort`` of the negative scores.  Times are the CPU time of the calling thread
+(``time.thread_time``), which keeps the numbers meaningful on a shared machine; every oracle runs
+in that thread.  An oracle whose single call is predicted (from the previous, smaller N) to exceed
+``--budget`` seconds is skipped and shown as "—".  At the end the issue's targets are checked at
+P = 1000, N = 10⁶ and the paper's Table-2-sized query (P = 300, N = 3000) is printed next to the
+paper's per-call numbers.
+
+Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--budget S] [--seed K]``.
+"""
+
+import argparse
+import json
+import logging
+import sys
+import time
+
+import numpy as np
+
+from ssvm.losses import get_oracle
+
+logger = logging.getLogger("bench_oracles")
+
+ROWS = [("ap", "qs"), ("ap", "yue"), ("ap", "search"), ("ap", "dp"), ("ndcg", "qs"), ("ndcg", "chakrabarti"),
+        ("zero_one", "auto"), ("precision_at_k", "auto")]
+REGIMES = {"interleaved": (1.0, 0.0), "trained": (2.0, -2.0)}
+PAPER_TABLE2 = {("ap", "qs"): 1.48, ("ap", "yue"): 16.29, ("ndcg", "qs"): 0.55, ("ndcg", "chakrabarti"): 71.07}
+SORT = ("np.sort", "neg")
+
+
+def make_query(n_pos, n_neg, regime, rng):
+    """Scores and labels of one synthetic query, shuffled."""
+    mu_pos, mu_neg = REGIMES[regime]
+    scores = np.concatenate([rng.normal(mu_pos, 1.0, n_pos), rng.normal(mu_neg, 1.0, n_neg)])
+    y = np.zeros(n_pos + n_neg, dtype=bool)
+    y[:n_pos] = True
+    perm = rng.permutation(n_pos + n_neg)
+    return scores[perm], y[perm]
+
+
+def time_call(fn, args, repeat, budget):
+    """Median thread CPU time (ms) of ``fn(*args)`` after one warm-up; fewer repeats if slow."""
+    t0 = time.thread_time()
+    fn(*args)
+    first = time.thread_time() - t0
+    times = [first]
+    n = repeat if first * repeat <= 4 * budget else 1
+    for _ in range(n):
+        t0 = time.thread_time()
+        fn(*args)
+        times.append(time.thread_time() - t0)
+    return 1e3 * float(np.median(times[1:] if len(times) > 1 else times))
+
+
+def run(n_pos_list, n_neg_list, repeat, budget, seed, extra_cols=()):
+    """All measurements as a list of records."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for regime in REGIMES:
+        for n_pos in n_pos_list:
+            last_ms = {}
+            cols = sorted(set(n_neg_list) | {n for (p, n) in extra_cols if p == n_pos})
+            for n_neg in cols:
+                scores, y = make_query(n_pos, n_neg, regime, rng)
+                neg = scores[~y]
+                sort_ms = time_call(np.sort, (neg,), repeat, budget)
+                records.append(dict(regime=regime, P=n_pos, N=n_neg, loss=SORT[0], oracle=SORT[1], ms=sort_ms,
+                                    ratio=1.0, skipped=None))
+                for loss, oracle in ROWS:
+                    key = (loss, oracle)
+                    rec = dict(regime=regime, P=n_pos, N=n_neg, loss=loss, oracle=oracle, ms=None, ratio=None,
+                               skipped=None)
+                    if key in last_ms:
+                        prev_n, prev_ms = last_ms[key]
+                        predicted = prev_ms * n_neg / prev_n / 1e3
+                        if predicted > budget:
+                            rec["skipped"] = f"predicted {predicted:.1f} s > budget {budget} s"
+                    if rec["skipped"] is None:
+                        fn = get_oracle(loss, oracle)
+                        ms = time_call(fn, (scores, y), repeat, budget)
+                        rec.update(ms=ms, ratio=ms / sort_ms if sort_ms > 0 else None)
+                        last_ms[key] = (n_neg, ms)
+                        logger.info("%s P=%d N=%d %s/%s %.3f ms", regime, n_pos, n_neg, loss, oracle, ms)
+                    records.append(rec)
+    return records
+
+
+def _cell(rec):
+    if rec is None:
+        return ""
+    if rec["skipped"]:
+        return "—"
+    if rec["loss"] == SORT[0]:
+        return f"{rec['ms']:.3g}"
+    return f"{rec['ms']:.3g} ({rec['ratio']:.2g}×)"
+
+
+def print_tables(records):
+    """One table per (regime, P)."""
+    groups = sorted({(r["regime"], r["P"]) for r in records}, key=lambda g: (list(REGIMES).index(g[0]), g[1]))
+    for regime, n_pos in groups:
+        recs = [r for r in records if r["regime"] == regime and r["P"] == n_pos]
+        cols = sorted({r["N"] for r in recs})
+        print(f"\n[{regime}]  P = {n_pos}   (median ms per call; × = ratio to np.sort of the negatives)")
+        header = f"{'loss / oracle':<26}" + "".join(f"{'N=' + format(n, '.0e').replace('e+0', 'e'):>18}" for n in cols)
+        print(header)
+        print("-" * len(header))
+        for loss, oracle in [SORT] + ROWS:
+            cells = []
+            for n in cols:
+                rec = next((r for r in recs if r["N"] == n and r["loss"] == loss and r["oracle"] == oracle), None)
+                cells.append(_cell(rec))
+            print(f"{loss + ' / ' + oracle:<26}" + "".join(f"{c:>18}" for c in cells))
+    skipped = [r for r in records if r["skipped"]]
+    if skipped:
+        print(f"\n— = skipped: {skipped[0]['skipped'].split(' > ')[1]} per call predicted to be exceeded "
+              f"({len(skipped)} cells).")
+
+
+def _ms(records, regime, n_pos, n_neg, loss, oracle):
+    for r in records:
+        if (r["regime"], r["P"], r["N"], r["loss"], r["oracle"]) == (regime, n_pos, n_neg, loss, oracle):
+            return r["ms"]
+    return None
+
+
+def print_targets(records, n_pos=1000, n_neg=1_000_000, fallback_n=200_000):
+    """The issue's speed targets, checked on the measured numbers."""
+    lines = []
+    for regime in REGIMES:
+        qs_ap = _ms(records, regime, n_pos, n_neg, "ap", "qs")
+        sort = _ms(records, regime, n_pos, n_neg, *SORT)
+        yue = _ms(records, regime, n_pos, n_neg, "ap", "yue")
+        if qs_ap is None:
+            continue
+        if yue:
+            lines.append(f"{regime:<12} yue / qs(AP)              = {yue / qs_ap:8.1f}   (target ≥ 30)  "
+                         f"{'ok' if yue / qs_ap >= 30 else 'MISSED'}")
+        limit = 1.0 if regime == "trained" else 3.0
+        lines.append(f"{regime:<12} qs(AP) / np.sort(neg)     = {qs_ap / sort:8.2f}   (target ≤ {limit:g})  "
+                     f"{'ok' if qs_ap / sort <= limit else 'MISSED'}")
+        for nn in (n_neg, fallback_n):
+            ch = _ms(records, regime, n_pos, nn, "ndcg", "chakrabarti")
+            qn = _ms(records, regime, n_pos, nn, "ndcg", "qs")
+            if ch and qn:
+                lines.append(f"{regime:<12} chakrabarti / qs(NDCG)    = {ch / qn:8.1f}   (target ≥ 100, N={nn:.0e})  "
+                             f"{'ok' if ch / qn >= 100 else 'MISSED'}")
+                break
+    if lines:
+        print(f"\nTargets at P = {n_pos}, N = {n_neg:.0e}:")
+        print("\n".join(lines))
+
+
+def paper_table2(repeat, seed):
+    """Per-call times at the paper's Table-2 size next to the paper's numbers."""
+    rng = np.random.default_rng(seed)
+    scores, y = make_query(300, 3000, "interleaved", rng)
+    out = []
+    print("\nPaper Table-2 size (P = 300, N = 3000, interleaved), ms per call:")
+    print(f"{'loss / oracle':<26}{'this machine':>14}{'paper':>10}")
+    for (loss, oracle), paper in PAPER_TABLE2.items():
+        ms = time_call(get_oracle(loss, oracle), (scores, y), repeat, 10.0)
+        out.append(dict(loss=loss, oracle=oracle, ms=ms, paper_ms=paper))
+        print(f"{loss + ' / ' + oracle:<26}{ms:>14.3f}{paper:>10.2f}")
+    return out
+
+
+def main(argv=None):
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small smoke-test sizes (seconds)")
+    parser.add_argument("--json", metavar="PATH", help="write the measurements as JSON")
+    parser.add_argument("--budget", type=float, default=None, help="skip calls predicted to take longer (s)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed calls per cell (median)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if args.quick:
+        n_pos_list, n_neg_list, extra = [10, 100], [1_000, 10_000], ()
+        repeat, budget = args.repeat or 3, args.budget or 0.2
+    else:
+        n_pos_list, n_neg_list, extra = [10, 100, 1000], [1_000, 10_000, 100_000, 1_000_000], ((1000, 200_000),)
+        repeat, budget = args.repeat or 5, args.budget or 6.0
+    records = run(n_pos_list, n_neg_list, repeat, budget, args.seed, extra)
+    print_tables(records)
+    if not args.quick:
+        print_targets(records)
+    table2 = paper_table2(repeat, args.seed)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2},
+                      fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
