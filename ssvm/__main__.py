@@ -34,6 +34,8 @@ def _build_parser():
                       "(needs matplotlib: pip install 'ssvm[plot]')")
     demo.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     demo.add_argument("--seed", type=int, default=0, help="seed of split, folds and solvers")
+    demo.add_argument("--n-jobs", type=int, default=None,
+                      help="fit the one-vs-rest classes in parallel with this many processes")
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.add_argument("-v", "--verbose", action="count", default=0,
                       help="more logging from all of ssvm (-v: info, -vv: debug)")
@@ -45,7 +47,7 @@ def _demo(args):
     from ssvm.demo import run_demo
 
     result = run_demo(quick=args.quick, plot_dir=args.plot, random_state=args.seed,
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, n_jobs=args.n_jobs)
     sys.stdout.write("\n\n".join(result["tables"]) + "\n")
     if result["plots"]:
         sys.stdout.write("\nplots: " + ", ".join(result["plots"]) + "\n")

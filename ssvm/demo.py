@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -658,7 +658,7 @@ def _stratified_subset(y, fraction, random_state):
     return np.sort(keep)
 
 
-def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True):
+def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_jobs=None):
     """Run the demo: train, evaluate and time the oracles on one-vs-rest digits retrieval.
 
     Parameters
@@ -671,6 +671,8 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True):
         Seed of the train/test split, the CV folds and the solvers.
     progress : bool, default=True
         Show a tqdm progress bar on stderr while training.
+    n_jobs : int, optional
+        Passed to ``RankSVM``: its one-vs-rest classes are fitted in parallel by joblib.
 
     Returns
     -------
@@ -688,10 +690,11 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True):
                 len(y_train), len(y_test), len(classes), grid)
 
     start = time.perf_counter()
-    n_fits = len(DEMO_MODELS) * (len(grid) * n_folds + 1)
+    specs = [replace(spec, params={**spec.params, "n_jobs": n_jobs}) for spec in DEMO_MODELS]
+    n_fits = len(specs) * (len(grid) * n_folds + 1)
     chosen, models = {}, {}
     with tqdm(total=n_fits, desc="training", unit="fit", disable=not progress) as bar:
-        for spec in DEMO_MODELS:
+        for spec in specs:
             bar.set_postfix_str(spec.name)
             chosen[spec.name], _ = select_C(spec, X_train, y_train, grid, n_folds=n_folds,
                                             random_state=random_state, progress=bar)
