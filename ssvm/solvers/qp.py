@@ -204,12 +204,14 @@ class CvxpyDualQP:
         Largest number of planes.
     C : float
         Cap on ``Σα``.
-    solver : str, default="CLARABEL"
+    solver : str, default="OSQP"
     **solver_options
-        Passed to ``cvxpy.Problem.solve`` (defaults: tight Clarabel tolerances).
+        Passed to ``cvxpy.Problem.solve``. Default for OSQP: tolerances 1e-10 with solution
+        polishing (an active-set refinement), which is accurate and warm-startable; Clarabel at such
+        tolerances fails now and then.
     """
 
-    def __init__(self, capacity, C, solver="CLARABEL", **solver_options):
+    def __init__(self, capacity, C, solver="OSQP", **solver_options):
         import cvxpy as cp
 
         if capacity < 1:
@@ -219,8 +221,9 @@ class CvxpyDualQP:
         self.capacity = int(capacity)
         self.C = float(C)
         self.solver = solver
-        if solver == "CLARABEL" and not solver_options:
-            solver_options = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
+        if solver == "OSQP" and not solver_options:
+            solver_options = {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True,
+                              "max_iter": 100_000}
         self.solver_options = solver_options
         # scaled variable beta = alpha / s on {beta >= 0, sum(beta) <= C / s}, with s the size of
         # the solution (see `solve`), and the objective scaled to order one
@@ -279,4 +282,6 @@ class CvxpyDualQP:
         self.problem.solve(solver=self.solver, warm_start=True, **self.solver_options)
         if self._beta.value is None:
             raise RuntimeError(f"cvxpy failed on the dual QP: status {self.problem.status}")
+        if self.problem.status != "optimal":
+            logger.warning("cvxpy dual QP: status %s", self.problem.status)
         return _feasible_start(self._beta.value[:K] * s, K, C)

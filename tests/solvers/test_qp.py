@@ -1,7 +1,11 @@
 """The dedicated capped-simplex QP solver against cvxpy and against the KKT conditions."""
 
+import itertools
+
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from ssvm.solvers.qp import CvxpyDualQP, dual_value, solve_capped_simplex_qp
 
@@ -25,7 +29,7 @@ def random_qp(rng, trial):
         b = np.abs(b)
         if K > 2:
             b[1] = b[0]  # ties
-    C = 10.0 ** rng.uniform(-2, 2)
+    C = float(rng.choice([0.01, 0.3, 1.0, 7.0, 100.0]))  # few values: one cvxpy problem each
     return A @ A.T, b, C
 
 
@@ -103,3 +107,65 @@ def test_empty_and_bad_input():
 def test_cvxpy_problem_is_dpp():
     qp = CvxpyDualQP(5, 3.0)
     assert qp.problem.is_dpp()
+
+
+def brute_force_qp(M, b, C):
+    """Best over every face of the lifted simplex of the face's affine-hull minimiser (KKT by lstsq).
+
+    An extreme point of the optimal set is the unique minimiser over the affine hull of the face
+    whose relative interior holds it, so enumerating faces finds the optimum.
+    """
+    K = b.size
+    Q = np.zeros((K + 1, K + 1))
+    Q[:K, :K] = M
+    q = np.concatenate([b, [0.0]])
+    best = -np.inf
+    for mask in itertools.product([False, True], repeat=K + 1):
+        S = np.flatnonzero(mask)
+        if S.size == 0:
+            continue
+        m = S.size
+        kkt = np.zeros((m + 1, m + 1))
+        kkt[:m, :m] = Q[np.ix_(S, S)]
+        kkt[:m, m] = -1.0
+        kkt[m, :m] = 1.0
+        rhs = np.concatenate([q[S], [C]])
+        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        for _ in range(2):  # iterative refinement
+            sol += np.linalg.lstsq(kkt, rhs - kkt @ sol, rcond=None)[0]
+        if np.linalg.norm(kkt @ sol - rhs) > 1e-9 * max(1.0, np.linalg.norm(rhs)):
+            continue
+        x = np.zeros(K + 1)
+        x[S] = sol[:m]
+        if x.min() < -1e-12 * C:
+            continue
+        best = max(best, dual_value(M, b, np.clip(x[:K], 0, None)))
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    K=st.integers(1, 6),
+    d=st.integers(1, 4),
+    # scales up to C²·max(M) ~ 1e8: beyond that the objective itself is rounding noise
+    a_exp=st.integers(-3, 2),
+    b_exp=st.integers(-3, 3),
+    c_exp=st.integers(-2, 2),
+    duplicate=st.booleans(),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_matches_face_enumeration(K, d, a_exp, b_exp, c_exp, duplicate, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(K, d)) * 10.0**a_exp
+    if duplicate and K > 1:
+        A[-1] = A[0]
+    b = np.round(rng.normal(size=K), 1) * 10.0**b_exp  # rounding creates ties
+    C = 10.0**c_exp
+    M = A @ A.T
+    alpha, _ = solve_capped_simplex_qp(M, b, C)
+    f = dual_value(M, b, alpha)
+    f_brute = brute_force_qp(M, b, C)
+    assert np.all(alpha >= 0) and alpha.sum() <= C * (1 + 1e-12)
+    # αᵀMα is evaluated with rounding errors of order eps·C²·max(M): the objective's own scale
+    scale = max(1.0, C * np.abs(b).max(), C * C * np.abs(M).max())
+    assert f == pytest.approx(f_brute, rel=1e-9, abs=1e-13 * scale)
