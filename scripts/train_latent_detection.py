@@ -93,7 +93,7 @@ def load_splits(args, work):
     else:
         from _scenes import write_default_scenes
 
-        sizes = dict(n_train=9, n_test=6) if args.quick else dict(n_train=36, n_test=18)
+        sizes = dict(n_train=9, n_test=6) if args.quick else dict(n_train=60, n_test=30)
         root = write_default_scenes(work / "scenes", seed=args.seed, **sizes)
     train_split = args.train_split or (
         "trainval" if (root / "ImageSets" / "Main" / "trainval.txt").is_file() else "train")
