@@ -154,6 +154,17 @@ class _Bags:
             out[part] = np.asarray(self.features[index[part]], dtype=np.float64)
         return out
 
+    def row_scores(self, index, coef, intercept):
+        """Scores of the rows ``index`` (ascending), read ``chunk_rows`` at a time."""
+        out = np.empty(index.size)
+        for start in range(0, index.size, self.chunk_rows):
+            part = index[start:start + self.chunk_rows]
+            out[start:start + part.size] = np.asarray(self.features[part], dtype=np.float64) @ coef
+        out += intercept
+        if not np.all(np.isfinite(out)):
+            raise ValueError("window features contain NaN or infinite values (non-finite scores)")
+        return out
+
     def scores(self, coef, intercept):
         """Score of every window, computed in chunks of rows."""
         out = np.empty(self.n_windows)
@@ -672,9 +683,7 @@ class _ConvexSetup:
         d = self.data.n_features
         coef, bias = w[:d], (w[d] if self.intercept else 0.0)
         index = np.concatenate([np.arange(lo, hi) for lo, hi in self.pos_offsets])
-        scores = self.data.rows(index) @ coef + bias
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("window features contain NaN or infinite values (non-finite scores)")
+        scores = self.data.row_scores(index, coef, bias)
         local = np.concatenate(([0], np.cumsum(self.pos_offsets[:, 1] - self.pos_offsets[:, 0]))).astype(np.int64)
         return index[_segment_argmax(scores, local)]
 
