@@ -109,7 +109,7 @@ def run_seed(seed, rates, n, grid, n_folds):
 
 def main(argv=None):
     parser = _common.make_parser(__doc__)
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default 5)")
+    parser.add_argument("--seeds", type=int, default=10, help="number of seeds (default 10)")
     parser.add_argument("--n", type=int, default=1000, help="points kept per set (default 1000)")
     args = _common.setup(parser, argv)
     rates = (0.0, 0.1, 0.2, 0.3, 0.4)

@@ -25,7 +25,7 @@ import numpy as np
 import _common
 from _common import format_table, logger
 
-from ssvm.demo import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
+from ssvm.demo import DEMO_GRID, DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
 
 MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
 BUNDLED = ("digits", "breast_cancer", "wine", "iris")
@@ -89,7 +89,7 @@ def main(argv=None):
     args = _common.setup(parser, argv)
     # degenerate LETOR queries are counted once in letor_task, not warned about in every fit
     warnings.filterwarnings("ignore", message="Skipping .* queries that cannot be ranked")
-    grid, n_folds = (0.1, 1.0, 10.0, 100.0, 1000.0), 3
+    grid, n_folds = DEMO_GRID, 3
     datasets = args.datasets
     if args.quick:
         grid, n_folds = (1.0, 10.0), 2

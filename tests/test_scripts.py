@@ -154,3 +154,20 @@ def test_iteration_split_parts(scripts_on_path):
     assert split["matvec %"] == pytest.approx(50.0)
     assert split["oracle+QP %"] == pytest.approx(30.0)
     assert split["other %"] == pytest.approx(20.0)
+
+
+def test_repeat_stops_after_a_long_run(scripts_on_path):
+    from bench_training import repeat
+
+    values = iter([1.0, 5.0, 2.0])
+    assert repeat(lambda: next(values), 3, stop=lambda v: v > 4.0) == [1.0, 5.0]
+    assert repeat(lambda: 0.5, 3, stop=lambda v: v > 4.0) == [0.5, 0.5, 0.5]
+
+
+def test_queries_of_keeps_informative_queries(scripts_on_path):
+    from bench_training import queries_of
+
+    relevant = np.array([True, False, True, True, False, False])
+    qid = np.array([3, 3, 1, 1, 2, 2])  # query 1 all relevant, query 2 none
+    assert [q.tolist() for q in queries_of(qid, relevant)] == [[0, 1]]
+    assert [q.tolist() for q in queries_of(None, relevant)] == [list(range(6))]
