@@ -69,7 +69,7 @@ logger = logging.getLogger(__name__)
 #: which is what makes the CCCP bound valid (precision@k's joint feature does not have this property).
 LATENT_LOSSES = ("ap", "ndcg", "zero_one")
 
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,7 +291,8 @@ class LatentRankSVM(BaseEstimator):
         Continue from ``checkpoint`` if it exists (``fit(..., resume=...)`` overrides this).
     callback : callable or None, default=None
         Called after every CCCP step (and after its checkpoint is written) with a dict record
-        (``step``, ``objective``, ``seconds``, ``lai_seconds``, ``solver_iter``, ``n_changed``);
+        (``step``, ``objective``, ``seconds``, ``lai_seconds``, ``lai_calls``, ``solver_iter``,
+        ``n_changed``);
         returning True stops training.
     n_jobs : int or None, default=None
         Passed to :class:`ssvm.problem.StructuredHinge`.
@@ -318,6 +319,8 @@ class LatentRankSVM(BaseEstimator):
     lai_seconds_ : float
         Total seconds spent in loss-augmented inference during training (initialisation, convex
         solves and objective evaluations; a resumed run adds to the checkpointed total).
+    lai_calls_ : int
+        Number of loss-augmented inference calls counted in ``lai_seconds_``.
     latent_windows_ : ndarray of shape (n_images,)
         Index (within its bag) of every training image's best window under the final w.
     classes_ : ndarray of shape (2,)
@@ -414,51 +417,44 @@ class LatentRankSVM(BaseEstimator):
         fingerprint = self._fingerprint(data, positive, intercept)
 
         state = self._load_checkpoint(fingerprint) if resume else None
-        lai_seconds = 0.0
+        meter = _OracleMeter()
         if state is None:
-            w, lai_seconds = self._initial_w(data, positive, loss_oracle, intercept)
+            w = self._initial_w(data, positive, loss_oracle, intercept, meter)
             history, steps, converged = [], [], False
         else:
             w, history, steps, converged = state["w"], state["history"], state["steps"], state["converged"]
-            lai_seconds = state["lai_seconds"]
+            meter.seconds, meter.calls = state["lai_seconds"], state["lai_calls"]
             logger.info("resuming from %s after %d CCCP steps", self.checkpoint, len(steps))
 
         imputed = setup.impute(w)
         problem = setup.problem(imputed)
         if not history:
             history.append(float(problem.objective(w, self.C)))
-            lai_seconds += problem.oracle_seconds
-        counted = problem.oracle_seconds  # oracle time of `problem` already in lai_seconds
-
-        solve = SOLVERS[self.solver]
-        options = dict(self.solver_options or {})
+            meter.charge(problem)
         while not converged and len(steps) < self.max_cccp_iter:
-            step = len(steps) + 1
             tic = time.perf_counter()
-            seed = None if self.random_state is None else self.random_state + step
-            result = solve(problem, self.C, tol=self.tol, w0=w, random_state=seed,
-                           **({} if self.max_iter is None else {"max_iter": self.max_iter}), **options)
-            lai_seconds += problem.oracle_seconds - counted
+            result = self._solve(problem, w, seed_offset=len(steps) + 1)
+            meter.charge(problem)
             w = np.asarray(result.w, dtype=np.float64).copy()
             new_imputed = setup.impute(w)
             problem = setup.problem(new_imputed)
             objective = float(problem.objective(w, self.C))
-            lai_seconds += problem.oracle_seconds
-            counted = problem.oracle_seconds
+            meter.charge(problem)
             n_changed = int(np.count_nonzero(new_imputed != imputed))
             decrease = history[-1] - objective
             converged = n_changed == 0 or decrease <= self.cccp_tol * abs(history[-1])
             history.append(objective)
             imputed = new_imputed
-            record = {"step": step, "objective": objective, "seconds": time.perf_counter() - tic,
-                      "lai_seconds": lai_seconds, "solver_iter": int(result.n_iter), "n_changed": n_changed}
+            record = {"step": len(steps) + 1, "objective": objective, "seconds": time.perf_counter() - tic,
+                      "lai_seconds": meter.seconds, "lai_calls": meter.calls,
+                      "solver_iter": int(result.n_iter), "n_changed": n_changed}
             steps.append(record)
             if self.verbose:
                 logger.info("CCCP step %d: J = %.6g (decrease %.3g), %d positives changed window, "
-                            "%d solver iterations, %.2fs", step, objective, decrease, n_changed,
+                            "%d solver iterations, %.2fs", record["step"], objective, decrease, n_changed,
                             result.n_iter, record["seconds"])
             if self.checkpoint is not None:
-                self._save_checkpoint(fingerprint, w, history, steps, converged, lai_seconds)
+                self._save_checkpoint(fingerprint, w, history, steps, converged, meter)
             if self.callback is not None and self.callback(dict(record)):
                 break
         if not converged and len(steps) >= self.max_cccp_iter:
@@ -472,34 +468,41 @@ class LatentRankSVM(BaseEstimator):
         self.steps_ = list(steps)
         self.n_iter_ = len(steps)
         self.converged_ = bool(converged)
-        self.lai_seconds_ = float(lai_seconds)
+        self.lai_seconds_ = float(meter.seconds)
+        self.lai_calls_ = int(meter.calls)
         best = _segment_argmax(data.scores(self.coef_, self.intercept_), data.offsets)
         self.latent_windows_ = best - data.offsets[:-1]
         self.classes_ = classes
         self.n_features_in_ = d
         return self
 
-    def _initial_w(self, data, positive, loss_oracle, intercept):
+    def _solve(self, problem, w0, seed_offset):
+        """One convex solve; step t of a seeded run uses ``random_state + t`` (reproducible resumes)."""
+        seed = None if self.random_state is None else self.random_state + seed_offset
+        options = dict(self.solver_options or {})
+        if self.max_iter is not None:
+            options["max_iter"] = self.max_iter
+        return SOLVERS[self.solver](problem, self.C, tol=self.tol, w0=w0, random_state=seed, **options)
+
+    def _initial_w(self, data, positive, loss_oracle, intercept, meter):
         d = data.n_features + int(intercept)
         if isinstance(self.init, str) and self.init == "zeros":
-            return np.zeros(d), 0.0
-        if isinstance(self.init, str):  # "mean"
+            return np.zeros(d)
+        if isinstance(self.init, str):  # "mean": the same convex model on each image's mean window
             X = data.means()
             if intercept:
                 X = np.hstack((X, np.ones((X.shape[0], 1))))
             problem = StructuredHinge(X, positive, [np.arange(X.shape[0])], loss_oracle,
                                       fit_intercept=False, n_jobs=self.n_jobs)
-            seed = None if self.random_state is None else self.random_state
-            result = SOLVERS[self.solver](problem, self.C, tol=self.tol, random_state=seed,
-                                          **({} if self.max_iter is None else {"max_iter": self.max_iter}),
-                                          **dict(self.solver_options or {}))
-            return np.asarray(result.w, dtype=np.float64).copy(), float(problem.oracle_seconds)
+            result = self._solve(problem, None, seed_offset=0)
+            meter.charge(problem)
+            return np.asarray(result.w, dtype=np.float64).copy()
         w0 = np.asarray(self.init, dtype=np.float64).ravel()
         if w0.shape[0] == data.n_features and intercept:
             w0 = np.append(w0, 0.0)
         if w0.shape[0] != d or not np.all(np.isfinite(w0)):
             raise ValueError(f"init must be 'mean', 'zeros' or a finite vector of length {d}, got shape {w0.shape}")
-        return w0, 0.0
+        return w0
 
     # ---------------------------------------------------------------------------- checkpoints
     def _fingerprint(self, data, positive, intercept):
@@ -512,12 +515,13 @@ class LatentRankSVM(BaseEstimator):
                   "data": data.fingerprint(), "labels": hashlib.sha1(positive.tobytes()).hexdigest()}
         return json.dumps(params, sort_keys=True)
 
-    def _save_checkpoint(self, fingerprint, w, history, steps, converged, lai_seconds):
+    def _save_checkpoint(self, fingerprint, w, history, steps, converged, meter):
         path = Path(self.checkpoint)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         meta = {"version": _CHECKPOINT_VERSION, "fingerprint": fingerprint, "history": history,
-                "steps": steps, "converged": bool(converged), "lai_seconds": float(lai_seconds)}
+                "steps": steps, "converged": bool(converged), "lai_seconds": float(meter.seconds),
+                "lai_calls": int(meter.calls)}
         with open(tmp, "wb") as handle:
             np.savez(handle, w=w, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
             handle.flush()
@@ -538,7 +542,8 @@ class LatentRankSVM(BaseEstimator):
             raise ValueError(f"checkpoint {path} was written for other data or parameters; "
                              "delete it or fit with resume=False")
         return {"w": w, "history": [float(v) for v in meta["history"]], "steps": meta["steps"],
-                "converged": meta["converged"], "lai_seconds": float(meta["lai_seconds"])}
+                "converged": meta["converged"], "lai_seconds": float(meta["lai_seconds"]),
+                "lai_calls": int(meta["lai_calls"])}
 
     # ---------------------------------------------------------------------------- prediction
     def window_scores(self, bags, offsets=None):
@@ -642,6 +647,24 @@ class LatentRankSVM(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.solver != "cutting_plane" and self.random_state is None
         return tags
+
+
+class _OracleMeter:
+    """Loss-augmented inference seconds and calls summed over the problems of a fit."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.calls = 0
+        self._problem = None
+        self._seen = (0.0, 0)
+
+    def charge(self, problem):
+        """Add what ``problem``'s oracle spent since it was last charged."""
+        if problem is not self._problem:
+            self._problem, self._seen = problem, (0.0, 0)
+        self.seconds += problem.oracle_seconds - self._seen[0]
+        self.calls += problem.n_oracle_calls - self._seen[1]
+        self._seen = (problem.oracle_seconds, problem.n_oracle_calls)
 
 
 class _ConvexSetup:

@@ -147,6 +147,8 @@ def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negati
     expected = [int(np.argmax(s)) for s in model.window_scores(bags)]
     np.testing.assert_array_equal(model.latent_windows_, expected)
     assert model.lai_seconds_ > 0
+    # one call for J(w0), then per step the solver's calls plus one for J(w_t)
+    assert model.lai_calls_ >= 1 + 2 * model.n_iter_
     assert (model.intercept_ != 0.0) == (loss == "zero_one")
 
 
@@ -235,6 +237,7 @@ def test_resumed_run_ends_with_the_same_model_as_an_uninterrupted_one(tmp_path):
     assert resumed.n_iter_ == full.n_iter_
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
     np.testing.assert_array_equal(resumed.history_, full.history_)
+    assert resumed.lai_calls_ == full.lai_calls_  # the checkpointed count plus the resumed steps
     # resuming a finished run does no more steps
     again = LatentRankSVM(checkpoint=path, resume=True, **params).fit(bags, y)
     np.testing.assert_array_equal(again.coef_, full.coef_)
