@@ -169,11 +169,26 @@ def whole_image_bags(store):
     return features, np.arange(store.n_images + 1)
 
 
+class _Rows:
+    """Some rows of a (memory-mapped) 2-D array, read only when indexed: a lazy image subset."""
+
+    def __init__(self, array, rows):
+        self.array = array
+        self.rows = rows
+
+    @property
+    def shape(self):
+        return (self.rows.size, self.array.shape[1])
+
+    def __getitem__(self, key):
+        return self.array[self.rows[key]]
+
+
 def subset_bags(features, offsets, images):
-    """Window features (read into memory) and offsets of a subset of the images."""
+    """Window features (a lazy row view) and offsets of a subset of the images."""
     rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in images])
     sizes = np.diff(offsets)[images]
-    return np.asarray(features[rows], dtype=np.float64), np.concatenate(([0], np.cumsum(sizes)))
+    return _Rows(features, rows), np.concatenate(([0], np.cumsum(sizes)))
 
 
 def choose_C(spec, features, offsets, y, args):
@@ -208,11 +223,11 @@ def choose_C(spec, features, offsets, y, args):
     return max(grid, key=lambda C: (scores[C], -C)), scores
 
 
-def train_class(name, y, store, args, work):
+def train_class(name, y, store, args, work, keep):
     """Fit the three detectors (and the Yue-oracle twin of the latent AP-SVM) for one class.
 
-    Returns the fitted models, the seconds of each final fit, the seconds spent choosing C, and
-    the chosen C with its cross-validation scores per model.
+    Only the images in the boolean mask ``keep`` are used.  Returns the fitted models, the seconds
+    of each final fit, the seconds spent choosing C, and the chosen C with its CV scores per model.
     """
     from ssvm import LatentRankSVM
 
@@ -223,8 +238,11 @@ def train_class(name, y, store, args, work):
         "latent_zero_one": dict(loss="zero_one", negatives=args.negatives),
         "whole_image": dict(loss="ap", oracle="qs"),
     }
-    inputs = {key: (store.features, store.offsets) for key in specs}
-    inputs["whole_image"] = whole_image_bags(store)
+    images = np.flatnonzero(keep)
+    windows = (store.features, store.offsets) if keep.all() else subset_bags(store.features, store.offsets, images)
+    inputs = {key: windows for key in specs}
+    inputs["whole_image"] = (whole_image_bags(store)[0][images], np.arange(images.size + 1))
+    y = y[images]
     tic = time.perf_counter()
     selection = {key: choose_C(specs[key], *inputs[key], y, args) for key in MODELS}
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
@@ -320,11 +338,13 @@ def run(args):
         train_seconds = {}
         for name in tqdm(classes, desc="classes", unit="class", file=sys.stderr):
             y = train.image_labels(name)
-            if y.all() or not y.any():
+            # images whose only instances of the class are "difficult" are neither positive nor negative
+            keep = ~(train.image_labels(name, include_difficult=True) & ~y)
+            if y[keep].all() or not y[keep].any():
                 logger.warning("class %s: the training split needs positive and negative images; skipped", name)
                 continue
             tic = time.perf_counter()
-            models, seconds, selection_seconds, chosen[name] = train_class(name, y, train_store, args, work)
+            models, seconds, selection_seconds, chosen[name] = train_class(name, y, train_store, args, work, keep)
             stage["model_selection"] += selection_seconds
             stage["training"] += time.perf_counter() - tic - selection_seconds
             train_seconds[name] = seconds
