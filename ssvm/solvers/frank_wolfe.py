@@ -29,16 +29,99 @@ def _line_search(w_old, w_new, l_old, l_new, w, C):
     return min(max(gap / denom, 0.0), 1.0), gap
 
 
+class _Atoms:
+    """Convex combination of dual points ``(u_v, ℓ_v)`` with weights ``β_v`` (single-query case).
+
+    Atoms are oracle vertices, except that when ``capacity`` is reached the two lightest are merged
+    into their weighted average (a point of the same polytope, so every step stays feasible).
+    """
+
+    def __init__(self, capacity, n_features):
+        self.U = np.zeros((capacity, n_features))
+        self.ell = np.zeros(capacity)
+        self.beta = np.zeros(capacity)
+        self.size = 0
+
+    def add(self, u, ell, beta=0.0):
+        """Index of the atom ``(u, ell)``, appended unless already present."""
+        k = self.size
+        same = np.flatnonzero(self.ell[:k] == ell)
+        for j in same:
+            if np.array_equal(self.U[j], u):
+                return int(j)
+        if k == self.U.shape[0]:
+            self._merge_lightest()
+            k = self.size
+        self.U[k], self.ell[k], self.beta[k] = u, ell, beta
+        self.size = k + 1
+        return k
+
+    def remove(self, j):
+        last = self.size - 1
+        self.U[j], self.ell[j], self.beta[j] = self.U[last], self.ell[last], self.beta[last]
+        self.size = last
+
+    def _merge_lightest(self):
+        i, j = np.argsort(self.beta[: self.size])[:2]
+        total = self.beta[i] + self.beta[j]
+        if total > 0:
+            self.U[i] = (self.beta[i] * self.U[i] + self.beta[j] * self.U[j]) / total
+            self.ell[i] = (self.beta[i] * self.ell[i] + self.beta[j] * self.ell[j]) / total
+        self.beta[i] = total
+        self.remove(j)
+
+
+def _best_step(du, dl, w, C, cap):
+    """Exact line search along ``(du, dl)`` for ``γ ∈ [0, cap]``: returns ``(γ, dual increase)``."""
+    slope = C * dl - float(du @ w)
+    if slope <= 0.0:
+        return 0.0, 0.0
+    denom = float(du @ du)
+    gamma = cap if denom <= 0.0 else min(slope / denom, cap)
+    return gamma, gamma * slope - 0.5 * gamma * gamma * denom
+
+
+def _single_query_step(atoms, u_s, l_s, w, ell, C):
+    """The better (in dual increase) of a Frank–Wolfe step toward the new vertex and a pairwise
+    step moving weight from the worst active atom to it (Lacoste-Julien & Jaggi, 2015).
+
+    Returns the new ``(w, ell)``.
+    """
+    s = atoms.add(u_s, l_s)
+    k = atoms.size
+    value = C * atoms.ell[:k] - atoms.U[:k] @ w  # dual gradient per atom
+    active = np.flatnonzero(atoms.beta[:k] > 0)
+    a = int(active[np.argmin(value[active])])
+    g_fw, inc_fw = _best_step(atoms.U[s] - w, atoms.ell[s] - ell, w, C, 1.0)
+    g_pw, inc_pw = (0.0, 0.0) if a == s else _best_step(
+        atoms.U[s] - atoms.U[a], atoms.ell[s] - atoms.ell[a], w, C, atoms.beta[a])
+    if max(inc_fw, inc_pw) <= 0.0:
+        return w, ell
+    if inc_pw > inc_fw:
+        du, dl = atoms.U[s] - atoms.U[a], atoms.ell[s] - atoms.ell[a]
+        atoms.beta[s] += g_pw
+        atoms.beta[a] -= g_pw
+        if atoms.beta[a] <= 0.0:
+            atoms.remove(a)
+        return w + g_pw * du, ell + g_pw * dl
+    atoms.beta[:k] *= 1.0 - g_fw
+    atoms.beta[s] += g_fw
+    return w + g_fw * (atoms.U[s] - w), ell + g_fw * (atoms.ell[s] - ell)
+
+
 def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
-                check_every=1, random_state=None):
+                check_every=1, atoms=200, random_state=None):
     """Minimise ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` by block-coordinate Frank–Wolfe.
 
     One iteration is a pass over the queries in random order, each block step taking the query's
     oracle answer at the current ``w`` as the Frank–Wolfe vertex with the exact line search. Every
     ``check_every`` passes, all queries' planes at ``w`` are computed in one full pass; they give
     ``J(w)`` and the exact duality gap ``J(w) − D``, and are then used for one batch Frank–Wolfe step
-    (exact line search over all blocks at once). With a single query only the batch steps are taken
-    (batch Frank–Wolfe with line search, one oracle call per iteration).
+    (exact line search over all blocks at once). With a single query, every iteration is one batch
+    step: the better (in dual increase, both with exact line search) of the plain Frank–Wolfe step
+    and the *pairwise* step of Lacoste-Julien & Jaggi (2015), which moves weight from the worst
+    active vertex to the new one and so avoids plain Frank–Wolfe's zig-zag near the optimum; one
+    oracle call per iteration.
 
     Parameters
     ----------
@@ -59,6 +142,9 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
         Called with each history record (one per check); returning True stops training.
     check_every : int, default=1
         Passes between full-pass gap checks.
+    atoms : int, default=200
+        Largest active set of the single-query pairwise steps (the two lightest atoms are merged
+        beyond it).
     random_state : int, RandomState instance or None
         Order of the blocks within a pass.
 
@@ -69,7 +155,8 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
 
     Notes
     -----
-    Memory: one ``n_features`` vector per query for the blocks ``w_q``.
+    Memory: one ``n_features`` vector per query for the blocks ``w_q``; with a single query, up to
+    ``atoms`` vertices (default 200) of the active set.
     """
     C, tol, max_iter, w_start = check_args(problem, C, tol, max_iter, w0)
     if isinstance(check_every, bool) or int(check_every) != check_every or check_every < 1:
@@ -86,10 +173,20 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
     best_J, best_w, best_dual = np.inf, w.copy(), 0.0
     converged = False
 
+    if Q == 1:
+        if isinstance(atoms, bool) or int(atoms) != atoms or atoms < 2:
+            raise ValueError(f"atoms must be an integer of at least 2, got {atoms!r}")
+        active_set = _Atoms(int(atoms), d)
+        active_set.add(np.zeros(d), 0.0, 1.0)  # w = 0 is the vertex of the true ranking
+
     def batch_step(delta, G):
         """Exact line search from all blocks toward all vertices at once."""
         nonlocal w
         Ws, ls = -scale * G, delta / Q
+        if Q == 1:
+            W[0], ell[0] = _single_query_step(active_set, Ws[0], ls[0], w, ell[0], C)
+            w = W[0].copy()
+            return
         gamma, _ = _line_search(w, Ws.sum(axis=0), ell.sum(), ls.sum(), w, C)
         W[:] += gamma * (Ws - W)
         ell[:] += gamma * (ls - ell)

@@ -105,9 +105,13 @@ def test_frank_wolfe_single_query_is_batch_fw():
     X, y, queries = tiny_ranking_problem(4, n_queries=1, sizes=(7,), d=2)
     one = StructuredHinge(X, y, queries, brute_ap_oracle)
     ref = cutting_plane(one, 1.0, tol=1e-9)
-    res = frank_wolfe(one, 1.0, tol=1e-3, max_iter=20000)
-    assert res.converged and res.objective <= ref.objective * (1 + 1e-3)
-    assert one.n_oracle_calls >= res.n_iter  # one full pass per iteration
+    for atoms in (2, 3, 200):
+        calls = one.n_oracle_calls
+        res = frank_wolfe(one, 1.0, tol=1e-3, max_iter=20000, atoms=atoms)
+        assert res.converged and res.objective <= ref.objective * (1 + 1e-3)
+        assert one.n_oracle_calls - calls == res.n_iter  # one full pass per iteration
+    with pytest.raises(ValueError, match="atoms"):
+        frank_wolfe(one, 1.0, atoms=1)
 
 
 @pytest.mark.parametrize("name", list(SOLVERS))
