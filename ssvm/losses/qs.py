@@ -245,7 +245,8 @@ def _grid(asc, n_cells):
 @njit(cache=True)
 def _count_below(asc, n, s, lb, scale, n_cells):
     """#{asc[:n] < s} exactly (asc[n] = +inf); the grid gives a first guess that is verified."""
-    g = min(int((s - asc[0]) * scale), n_cells)
+    x = (s - asc[0]) * scale  # >= 0; compared as a float so a huge value cannot overflow int
+    g = n_cells if x >= n_cells else int(x)
     r = lb[g]
     r += asc[r] < s
     if (r == 0 or asc[r - 1] < s) and asc[r] >= s:

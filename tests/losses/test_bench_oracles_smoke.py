@@ -1,0 +1,20 @@
+"""Smoke test: ``scripts/bench_oracles.py --quick`` runs and writes its JSON."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_oracles.py"
+
+
+def test_bench_oracles_quick(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ap / qs" in proc.stdout and "Paper Table-2" in proc.stdout
+    data = json.loads(out.read_text())
+    cells = [r for r in data["records"] if r["loss"] == "ap" and r["oracle"] == "qs"]
+    assert cells and all(r["ms"] > 0 for r in cells)
+    assert {r["oracle"] for r in data["paper_table2"]} == {"qs", "yue", "chakrabarti"}

@@ -1,0 +1,89 @@
+"""Bad input gets a ValueError that names the problem."""
+
+import numpy as np
+import pytest
+
+from ssvm.losses import (LOSS_NAMES, ORACLE_NAMES, ap_direct_loss_inference, check_qs_suitable, get_oracle,
+                         loss_augmented_inference, ranking_loss, supported_oracles)
+from ssvm.losses.brute import MAX_BRUTE_SAMPLES
+
+S = np.array([0.5, -1.0, 2.0])
+Y = np.array([1, 0, 0])
+
+
+@pytest.mark.parametrize("scores,y,match", [
+    ([0.5, np.nan, 1.0], Y, "NaN or inf"),
+    ([0.5, np.inf, 1.0], Y, "NaN or inf"),
+    (S, [1, 0, 2], "binary"),
+    (S, [1, -1, 0], "binary"),
+    (S, ["a", "b", "c"], "bool or numeric"),
+    (S, [0, 0, 0], "no positive"),
+    (S, [True, True, True], "no negative"),
+    (S, [1, 0], "length mismatch"),
+    (S[None], Y, "1-D"),
+    (S, Y[None], "1-D"),
+    (["x", "y", "z"], Y, "real numbers"),
+])
+@pytest.mark.parametrize("loss", LOSS_NAMES)
+def test_bad_scores_and_labels(scores, y, match, loss):
+    with pytest.raises(ValueError, match=match):
+        loss_augmented_inference(scores, y, loss=loss)
+    with pytest.raises(ValueError, match=match):
+        ranking_loss(scores, y, loss=loss)
+
+
+def test_label_codings_are_equivalent():
+    ref = loss_augmented_inference(S, np.array([True, False, False]))
+    for y in ([1, 0, 0], [1, -1, -1], [1.0, 0.0, 0.0]):
+        np.testing.assert_array_equal(loss_augmented_inference(S, y)[0], ref[0])
+
+
+def test_unknown_names_and_unsupported_pairs():
+    with pytest.raises(ValueError, match="unknown loss"):
+        get_oracle("map")
+    with pytest.raises(ValueError, match="unknown oracle"):
+        get_oracle("ap", "fast")
+    with pytest.raises(ValueError, match="does not support"):
+        get_oracle("ap", "chakrabarti")
+    with pytest.raises(ValueError, match="does not support"):
+        get_oracle("ndcg", "yue")
+    with pytest.raises(ValueError, match="does not support"):
+        loss_augmented_inference(S, Y, "zero_one", "qs")
+    with pytest.raises(ValueError, match="unknown parameter"):
+        get_oracle("ap", k=3)
+    with pytest.raises(ValueError, match="integer k"):
+        get_oracle("precision_at_k", k=0)
+    with pytest.raises(ValueError, match="integer k"):
+        ranking_loss(S, Y, "precision_at_k", k=1.5)
+    with pytest.raises(ValueError, match="unknown loss"):
+        supported_oracles("auc")
+
+
+def test_registry_names():
+    assert LOSS_NAMES == ("ap", "ndcg", "zero_one", "precision_at_k")
+    assert ORACLE_NAMES == ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
+    assert supported_oracles("ap") == ("auto", "qs", "yue", "search", "dp", "brute")
+    assert supported_oracles("ndcg") == ("auto", "qs", "chakrabarti", "brute")
+    for loss in LOSS_NAMES:
+        assert supported_oracles(loss)[0] == "auto"
+
+
+def test_brute_refuses_large_inputs():
+    n = MAX_BRUTE_SAMPLES + 1
+    y = np.arange(n) % 2 == 0
+    for loss in LOSS_NAMES:
+        with pytest.raises(ValueError, match="exponential"):
+            loss_augmented_inference(np.zeros(n), y, loss=loss, oracle="brute")
+
+
+def test_direct_loss_and_check_arguments():
+    with pytest.raises(ValueError, match="direction"):
+        ap_direct_loss_inference(S, Y, direction=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        ap_direct_loss_inference(S, Y, epsilon=-1)
+    with pytest.raises(ValueError, match="no positive"):
+        ap_direct_loss_inference(S, [0, 0, 0])
+    with pytest.raises(ValueError, match="QSLoss"):
+        check_qs_suitable("ap", 2, 2)
+    with pytest.raises(ValueError, match="integers >= 1"):
+        check_qs_suitable(__import__("ssvm.losses", fromlist=["APLoss"]).APLoss(), 0, 2)
