@@ -73,7 +73,8 @@ def make_bags(seed, n_images=16, d=6, max_windows=7):
 
 # ------------------------------------------------------------------ kernels
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(0, 2**32 - 1), st.sampled_from([1e-9, 1.0, 1e9]))
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-9, 1.0, 1e9]))
 def test_segment_argmax_matches_slow_twin(sizes, seed, scale):
     rng = np.random.default_rng(seed)
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
@@ -129,7 +130,8 @@ def test_imputation_picks_each_positive_best_window(seed):
     expected = [data.offsets[i] + int(np.argmax(bags[i] @ w)) for i in np.flatnonzero(y)]
     np.testing.assert_array_equal(imputed, expected)
     problem = setup.problem(imputed)  # the positives' rows are their imputed windows
-    np.testing.assert_array_equal(problem.X[setup.n_neg_rows:], np.vstack([bags[i][np.argmax(bags[i] @ w)] for i in np.flatnonzero(y)]))
+    best_rows = [bags[i][np.argmax(bags[i] @ w)] for i in np.flatnonzero(y)]
+    np.testing.assert_array_equal(problem.X[setup.n_neg_rows:], np.vstack(best_rows))
 
 
 # ------------------------------------------------------------------ CCCP

@@ -16,7 +16,8 @@ pytest.importorskip("skimage", reason="the detection extra (scikit-image) is not
 
 def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     out = tmp_path / "result.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]))}
+    paths = [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--out", str(tmp_path / "work")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
