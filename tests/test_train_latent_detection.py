@@ -26,6 +26,7 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     for values in result["classes"].values():
         assert set(values) == {"latent_ap_svm", "latent_zero_one", "whole_image"}
         assert all(0.0 <= ap <= 1.0 for ap in values.values())
+    assert set(result["classes_image_ap"]) == set(result["classes"])
     assert set(result["lai_seconds"]) == {"qs", "yue"}
     assert all(t > 0 for t in result["lai_seconds"].values())
     assert set(result["stage_seconds"]) >= {"windows", "features", "training", "evaluation"}
