@@ -352,6 +352,9 @@ def run(args):
             if y[keep].all() or not y[keep].any():
                 logger.warning("class %s: the training split needs positive and negative images; skipped", name)
                 continue
+            if not test.image_labels(name).any():
+                logger.warning("class %s: no non-difficult instance in the test split (AP undefined); skipped", name)
+                continue
             tic = time.perf_counter()
             models, seconds, selection_seconds, chosen[name] = train_class(name, y, train_store, args, work, keep)
             stage["model_selection"] += selection_seconds
