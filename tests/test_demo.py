@@ -15,6 +15,7 @@ from ssvm.demo import (
     evaluate_model,
     format_table,
     history_curve,
+    oracle_time_rows,
     ranking_metrics,
     time_oracles,
 )
@@ -123,6 +124,16 @@ def test_time_oracles_times_every_call_and_detects_disagreement():
         time_oracles(calls, {"a": _zero_one_like, "b": other})
     with pytest.raises(ValueError, match="no oracle calls"):
         time_oracles([], {"a": _zero_one_like})
+
+
+def test_oracle_time_rows_relative_to_qs():
+    rows = oracle_time_rows("AP", [None] * 3, {"qs": np.array([1e-3, 2e-3, 3e-3]),
+                                              "yue": np.array([4e-3, 4e-3, 5e-3])})
+    assert [r["oracle"] for r in rows] == ["qs", "yue"]
+    assert rows[0]["median ms/call"] == pytest.approx(2.0)
+    assert rows[0]["total s"] == pytest.approx(6e-3)
+    assert rows[1]["x QS"] == pytest.approx(2.0) and rows[0]["x QS"] == pytest.approx(1.0)
+    assert oracle_time_rows("0-1", [None], {"auto": np.array([1e-4])})[0]["x QS"] is None
 
 
 def test_history_curve_uses_gap_when_dual_missing():
