@@ -223,7 +223,7 @@ class CvxpyDualQP:
         self.solver = solver
         if solver == "OSQP" and not solver_options:
             solver_options = {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True,
-                              "max_iter": 100_000}
+                              "max_iter": 20_000}
         self.solver_options = solver_options
         # scaled variable beta = alpha / s on {beta >= 0, sum(beta) <= C / s}, with s the size of
         # the solution (see `solve`), and the objective scaled to order one

@@ -25,8 +25,11 @@ def full_primal(X, y, queries, C):
     return prob.value, w.value
 
 
-@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0), (2, 0.1), (3, 100.0)])
-@pytest.mark.parametrize("qp", ["auto", "cvxpy"])
+@pytest.mark.parametrize(
+    "seed, C, qp",
+    [(0, 1.0, "auto"), (1, 10.0, "auto"), (2, 0.1, "auto"), (3, 100.0, "auto"),
+     (0, 1.0, "cvxpy"), (1, 10.0, "cvxpy"), (2, 0.1, "cvxpy")],
+)
 def test_matches_direct_solve_of_full_primal(seed, C, qp):
     X, y, queries = tiny_ranking_problem(seed, n_queries=3, sizes=(5, 6, 4))
     J_star, w_star = full_primal(X, y, queries, C)
