@@ -4,18 +4,20 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
 
 import ssvm.problem as problem_module
+from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "solvers"))
 from solver_refs import (  # noqa: E402
     ap_constraints,
     brute_ap_oracle,
-    real_oracle,
     tiny_ranking_problem,
     zero_one_oracle,
 )
@@ -110,10 +112,8 @@ def test_parallel_oracle_calls_match_sequential(monkeypatch):
     assert par.n_oracle_calls == 2 * len(queries)
 
 
-def test_real_ap_oracle_matches_brute_force_when_available():
-    oracle = real_oracle("ap")
-    if oracle is None:
-        pytest.skip("ssvm.losses.get_oracle is not available yet")
+def test_real_ap_oracle_gives_the_brute_force_hinge():
+    oracle = get_oracle("ap")
     for seed in range(5):
         X, y, queries = tiny_ranking_problem(seed, n_queries=3, sizes=(4, 6, 7))
         w = np.random.default_rng(seed).normal(size=3)
@@ -171,3 +171,33 @@ def test_bad_w_and_bad_oracle_output():
         prob.planes(np.zeros(2), [1])
     with pytest.raises(ValueError, match="oracle returned"):
         StructuredHinge(X, y, [np.arange(4)], _bad_oracle).hinge(np.zeros(2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(2, 6), min_size=1, max_size=3),
+    n_pos_frac=st.floats(0.0, 1.0),
+    duplicate_rows=st.booleans(),
+    w_exp=st.integers(-6, 3),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_hinge_matches_enumeration_hypothesis(sizes, n_pos_frac, duplicate_rows, w_exp, seed):
+    """Single positives / single negatives, tied scores (duplicate rows), tiny to large w."""
+    rng = np.random.default_rng(seed)
+    n, d = sum(sizes), 2
+    X = rng.normal(size=(n, d))
+    if duplicate_rows:
+        X[1::2] = X[::2][: n // 2]
+    y = np.zeros(n, dtype=bool)
+    queries, start = [], 0
+    for m in sizes:
+        n_pos = min(max(1, round(n_pos_frac * m)), m - 1)
+        y[start : start + n_pos] = True
+        queries.append(rng.permutation(np.arange(start, start + m)))
+        start += m
+    w = rng.normal(size=d) * 10.0**w_exp
+    for fmt in (np.asarray, sp.csr_matrix):
+        prob = StructuredHinge(fmt(X), y, queries, brute_ap_oracle)
+        delta, G = prob.planes(w)
+        np.testing.assert_allclose(delta + G @ w, direct_hinge(X, y, queries, w), rtol=1e-12,
+                                   atol=1e-12)

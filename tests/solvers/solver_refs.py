@@ -4,7 +4,6 @@
 - ``brute_ap_oracle``: AP loss-augmented inference by enumerating every ranking (n ≤ 7).
 - ``ap_constraints``: every (Δ, Ψ(R) − Ψ(R*)) of a query, built from explicit pairwise feature
   differences — for the full primal QP solved directly with cvxpy.
-- ``real_oracle``: ``ssvm.losses.get_oracle`` once that package provides it.
 - data: breast cancer (standardised) and the LETOR sample with its queries.
 """
 
@@ -84,15 +83,6 @@ def ap_constraints(Xq, y):
         key = tuple(np.round(R.ravel(), 0))
         out.setdefault(key, (ap_loss_of_order(order, y), psi - psi_star))
     return [v for v in out.values()]
-
-
-def real_oracle(loss, oracle="auto"):
-    """``ssvm.losses.get_oracle(loss, oracle)``, or None while that package does not provide it."""
-    try:
-        from ssvm.losses import get_oracle
-    except ImportError:
-        return None
-    return get_oracle(loss, oracle)
 
 
 def tiny_ranking_problem(seed, n_queries=2, d=3, sizes=(5, 6)):

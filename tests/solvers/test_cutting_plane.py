@@ -3,6 +3,7 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
 from solver_refs import ap_constraints, breast_cancer, brute_ap_oracle, tiny_ranking_problem, zero_one_oracle
@@ -106,3 +107,16 @@ def test_bad_arguments():
         cutting_plane(prob, 1.0, capacity=1)
     with pytest.raises(ValueError, match="prune_after"):
         cutting_plane(prob, 1.0, prune_after=0)
+
+
+def test_dense_and_sparse_input_and_qp_aliases_agree():
+    X, y, queries = tiny_ranking_problem(7, n_queries=3, sizes=(6, 7))
+    X[np.abs(X) < 0.5] = 0.0
+    dense = StructuredHinge(X, y, queries, brute_ap_oracle, fit_intercept=True)
+    csr = StructuredHinge(sp.csr_matrix(X), y, queries, brute_ap_oracle, fit_intercept=True)
+    a = cutting_plane(dense, 2.0, tol=1e-8)
+    b = cutting_plane(csr, 2.0, tol=1e-8)
+    c = cutting_plane(dense, 2.0, tol=1e-8, qp="active_set")
+    assert a.n_iter == b.n_iter == c.n_iter
+    np.testing.assert_allclose(a.w, b.w, atol=1e-10)
+    np.testing.assert_array_equal(a.w, c.w)
