@@ -129,9 +129,12 @@ def plot(records, pairs, plot_dir):
                        and r["oracle"] == oracle]
                 ax.loglog([xof(r) for r in pts], [max(r["oracle_seconds"], 1e-6) for r in pts],
                           "o-", label=f"{LOSS_LABEL[l]} {oracle}")
+            first = next(r for r in records if r["sweep"] == sweep)
+            title = {"total": "P:N = 1:10", "negatives": f"P = {first['P']} fixed",
+                     "positives": f"N = {first['N']} fixed"}[sweep]
             ax.set_xlabel(xlabel)
             ax.set_ylabel("oracle seconds per training run")
-            ax.set_title(sweep)
+            ax.set_title(f"{LOSS_LABEL[loss]}: {title}")
         axes[0].legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(f"{plot_dir}/timing_{loss}.png", dpi=100)
