@@ -97,6 +97,31 @@ def test_evaluate_model_one_vs_rest_is_mean_over_classes():
     assert m["queries"] == 3
 
 
+def test_select_C_picks_the_best_validation_score_and_counts_fits():
+    from sklearn.datasets import load_iris
+
+    from ssvm.demo import ModelSpec, select_C
+
+    X, y = load_iris(return_X_y=True)
+
+    class Counter:
+        n = 0
+
+        def update(self, k):
+            self.n += k
+
+    counter = Counter()
+    spec = ModelSpec("LinearSVC", None)
+    best, scores = select_C(spec, X, y, [1e-4, 1.0], n_folds=3, progress=counter)
+    assert counter.n == 6 and set(scores) == {1e-4, 1.0}
+    assert best == max(scores, key=scores.get)
+    assert all(0.0 < v <= 1.0 for v in scores.values())
+    with pytest.raises(ValueError, match="C grid"):
+        select_C(spec, X, y, [])
+    with pytest.raises(ValueError, match="C grid"):
+        select_C(spec, X, y, [0.0, 1.0])
+
+
 # ---------------------------------------------------------------- oracle timing helpers
 def _zero_one_like(scores, y):
     c = np.where(y, -1.0, 1.0) / len(y)
