@@ -1,28 +1,32 @@
 """The quicksort-flavoured oracle (Mohapatra, Rolínek, Jawahar, Kolmogorov, Kumar; Alg. 1–2).
 
-One kernel serves every QS-suitable loss (AP, NDCG, user losses): the loss only enters through
-its discrete derivative ``loss_step(kind, table, ...)``.
+One kernel serves every QS-suitable loss (AP, NDCG, user losses): the loss only enters through its
+discrete derivative ``loss_step(kind, table, ...)``.  The negatives are never sorted.
 
-Algorithm 1: sort the positives only (O(P log P)).  Then ``OptRanks`` (Algorithm 2), with two
-constant-factor refinements that keep it a selection algorithm (the negatives are never sorted):
+Algorithm 1: sort the positives only (O(P log P)).  Then Algorithm 2 (``_qs_recursion.opt_ranks``)
+with constant-factor refinements that keep it a selection algorithm:
 
-1. **Multi-pivot SELECT by the positives' scores** (one pass, no data movement).  For a loss whose
-   derivative is ≤ 0 (moving a negative down never raises the loss — AP, NDCG), a negative with
-   score s never ranks below a positive scoring less than s, so opt ≤ u(s) = 1 + #{positives with
-   score ≥ s}.  One pass puts every negative into its block u(s) (a search among the P sorted
-   positive scores through a small uniform grid, exact comparisons) and records each block's size and
-   largest score.  Blocks are contiguous in the (−score, index) order, so the first negative of
-   block u has order j = 1 + #negatives in blocks < u.  Its opt is found by scanning the ranks
-   [opt of the previous block's first negative, u]; if it equals u, the block's interval
-   [opt_first, u] has collapsed and the whole block gets rank u without being touched again
-   (Observation 4).  This generalises "partition off the negatives below the lowest positive": in
-   the trained regime nearly every negative lands in the last block and is done in that pass.
-2. **Algorithm 2 proper** on the blocks that did not collapse (gathered into a private buffer of
-   values and indices): explicit stack, median-of-three pivot, three-way SELECT ``> v | == v | < v``;
-   the opt of the first and last element equal to the pivot is found by scanning the block's
-   interval (largest argmax), and both sides recurse with the narrowed intervals.  Ties among
-   negatives are ordered by index inside the ``== v`` block.  A loss whose derivative can be
-   positive skips step 1 and runs Algorithm 2 on all negatives with the interval [1, P + 1].
+1. **Multi-pivot SELECT by the positives' scores** (pass 1, no data movement).  For a loss whose
+   derivative is ≤ 0 (moving a negative down never raises the loss — AP, NDCG), a negative with score
+   s never ranks below a positive scoring less than s: opt ≤ u(s) = 1 + #{positives scoring ≥ s}.
+   One pass puts every negative into its block u(s) (search among the sorted positive scores through
+   a uniform grid, exact comparisons), writes the coefficient of rank u(s), and records each block's
+   size and top score.  Blocks are contiguous in the (−score, index) order, so the orders j of block
+   u are known from the sizes.  The opt of a block's first negative, found by scanning the ranks
+   [opt of the previous block's first negative, u], bounds the whole block's ranks to [o, u]; if
+   o = u the block has collapsed and is done (Observation 4).  This generalises "partition off the
+   negatives below the lowest positive".
+2. **Cut** (pass 2).  In an open block, rank u is certain for every negative scoring below
+   t = min_i (Σ_{k=i}^{u−1} sp_k + d_j(k)·PN/2) / (u − i) at the block's first order (f is linear in
+   the score); the cut is certified exactly afterwards, those negatives are not touched again.
+3. **Narrow blocks** (u − o ≤ 8): the rank boundaries are score thresholds θ_r (rank ≥ r + 1 iff
+   s ≤ θ_r), computed at the block's first and last order.  A negative whose rank is the same at both
+   orders and not within a rounding tolerance of a threshold is assigned by comparisons; the few
+   whose rank depends on the exact order form contiguous groups with known order offsets and go to
+   Algorithm 2 with their own interval.  Wide blocks send their negatives above the cut to
+   Algorithm 2 with the interval [o, u].
+4. A loss whose derivative can be positive skips step 1–3 and runs Algorithm 2 on all negatives
+   with the interval [1, P + 1].
 
 Output (Lemma 6, Observation 2): c(negative of rank r) = 2(P + 1 − r)/(PN), c(k-th positive) =
 −2 #(negatives of rank ≤ k)/(PN), and Δ from the ± pattern (negatives per rank).
@@ -32,196 +36,14 @@ Time O(N log P + P log P), memory O(N + P).
 import numpy as np
 from numba import njit
 
+from ._qs_recursion import opt_ranks
 from ._rank_kernels import best_rank, loss_step, sorted_positives
 
 __all__ = ["qs_oracle"]
 
-_GRID_PER_POSITIVE = 4
+_GRID_PER_POSITIVE = 16
+_MAX_CELLS = 1 << 20
 _NARROW = 8
-_SAMPLE = 64
-_SAMPLE_MIN = 1024
-_MARGIN = 2
-
-
-@njit(cache=True)
-def _assign(ids, lo, hi, r, c, counts, n_pos, inv):
-    coef = (n_pos + 1 - r) * inv
-    for t in range(lo, hi):
-        c[ids[t]] = coef
-    counts[r - 1] += hi - lo
-
-
-@njit(cache=True)
-def _median3(a, b, c):
-    if a < b:
-        if b < c:
-            return b
-        return c if a < c else a
-    if a < c:
-        return a
-    return c if b < c else b
-
-
-@njit(cache=True)
-def _partition3(vals, ids, lo, hi, v):
-    """Three-way SELECT of vals[lo:hi] (descending): > v, == v, < v; returns (a, b)."""
-    lt = lo
-    i = lo
-    gt = hi - 1
-    while i <= gt:
-        x = vals[i]
-        if x > v:
-            vals[i] = vals[lt]
-            vals[lt] = x
-            t = ids[i]
-            ids[i] = ids[lt]
-            ids[lt] = t
-            lt += 1
-            i += 1
-        elif x < v:
-            vals[i] = vals[gt]
-            vals[gt] = x
-            t = ids[i]
-            ids[i] = ids[gt]
-            ids[gt] = t
-            gt -= 1
-        else:
-            i += 1
-    return lt, gt + 1
-
-
-@njit(cache=True)
-def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c, counts):
-    """Ranks of equal scores at buffer positions a..b-1 (orders j = joff+a+1 .. joff+b)."""
-    if left == right:
-        _assign(ids, a, b, left, c, counts, n_pos, inv)
-        return
-    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
-    _assign(ids, a, a + 1, left, c, counts, n_pos, inv)
-    _assign(ids, b - 1, b, right, c, counts, n_pos, inv)
-    stack = np.empty((64, 4), dtype=np.int64)
-    stack[0, 0] = a + 1
-    stack[0, 1] = b - 1
-    stack[0, 2] = left
-    stack[0, 3] = right
-    top = 1
-    while top > 0:
-        top -= 1
-        lo = stack[top, 0]
-        hi = stack[top, 1]
-        ll = stack[top, 2]
-        rr = stack[top, 3]
-        if lo >= hi:
-            continue
-        if ll == rr:
-            _assign(ids, lo, hi, ll, c, counts, n_pos, inv)
-            continue
-        m = (lo + hi) >> 1
-        om = best_rank(v, joff + m + 1, ll, rr, sp, inv, kind, table, n_pos)
-        _assign(ids, m, m + 1, om, c, counts, n_pos, inv)
-        stack[top, 0] = lo
-        stack[top, 1] = m
-        stack[top, 2] = ll
-        stack[top, 3] = om
-        stack[top + 1, 0] = m + 1
-        stack[top + 1, 1] = hi
-        stack[top + 1, 2] = om
-        stack[top + 1, 3] = rr
-        top += 2
-
-
-@njit(cache=True)
-def _push(stack, top, lo, hi, ll, rr):
-    stack[top, 0] = lo
-    stack[top, 1] = hi
-    stack[top, 2] = ll
-    stack[top, 3] = rr
-    return top + 1
-
-
-@njit(cache=True)
-def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample):
-    """Pivot value for the block vals[lo:hi] with rank interval [ll, rr].
-
-    Correctness never depends on it (the pivot's own opt is computed exactly).  Small blocks: median
-    of three.  Large blocks: a strided sample predicts (with estimated orders) which pivot makes
-    one side collapse at once — below it everything at rr, or above it everything at ll — and the
-    pivot leaving the smaller remainder is taken; the median of three if that remainder exceeds half.
-    """
-    n = hi - lo
-    if n < _SAMPLE_MIN:
-        return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
-    m = _SAMPLE
-    for k in range(m):
-        sample[k] = vals[lo + (k * n) // m]
-    sample.sort()
-    smp = sample[::-1]  # descending
-    # smallest q predicted at rr (predictions are monotone in q)
-    a = 0
-    b = m
-    while a < b:
-        q = (a + b) >> 1
-        j = joff + lo + 1 + int((q + 0.5) * n / m)
-        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == rr:
-            b = q
-        else:
-            a = q + 1
-    q_right = a + _MARGIN  # pivot there: the part below it should collapse at rr
-    # largest q predicted at ll
-    a = -1
-    b = m - 1
-    while a < b:
-        q = (a + b + 1) >> 1
-        j = joff + lo + 1 + int((q + 0.5) * n / m)
-        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == ll:
-            a = q
-        else:
-            b = q - 1
-    q_left = a - _MARGIN  # pivot there: the part above it should collapse at ll
-    rest_right = q_right if q_right < m else m  # sample share left to recurse on
-    rest_left = m - q_left if q_left >= 0 else m
-    if rest_right <= rest_left and 2 * rest_right <= m:
-        return smp[q_right]
-    if 2 * rest_left <= m:
-        return smp[q_left]
-    return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
-
-
-@njit(cache=True)
-def _opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_neg, c, counts):
-    """Algorithm 2 on buffer positions lo0..hi0-1 holding the negatives of orders
-    j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]."""
-    inv = 2.0 / (n_pos * n_neg)
-    stack = np.empty((128, 4), dtype=np.int64)
-    sample = np.empty(_SAMPLE, dtype=np.float64)
-    top = _push(stack, 0, lo0, hi0, left, right)
-    while top > 0:
-        top -= 1
-        lo = stack[top, 0]
-        hi = stack[top, 1]
-        ll = stack[top, 2]
-        rr = stack[top, 3]
-        if ll == rr:  # the interval collapsed: assign the block without touching it again
-            _assign(ids, lo, hi, ll, c, counts, n_pos, inv)
-            continue
-        v = _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample)
-        a, b = _partition3(vals, ids, lo, hi, v)
-        o_first = best_rank(v, joff + a + 1, ll, rr, sp, inv, kind, table, n_pos)
-        o_last = o_first
-        if b - a > 1:
-            o_last = best_rank(v, joff + b, o_first, rr, sp, inv, kind, table, n_pos)
-        _equal_block(ids, a, b, joff, v, o_first, o_last, sp, inv, kind, table, n_pos, c, counts)
-        # the smaller side goes on top, so the stack stays O(log N)
-        if a - lo > hi - b:
-            if lo < a:
-                top = _push(stack, top, lo, a, ll, o_first)
-            if b < hi:
-                top = _push(stack, top, b, hi, o_last, rr)
-        else:
-            if b < hi:
-                top = _push(stack, top, b, hi, o_last, rr)
-            if lo < a:
-                top = _push(stack, top, lo, a, ll, o_first)
 
 
 @njit(cache=True)
@@ -244,22 +66,15 @@ def _grid(asc, n_cells):
 
 @njit(cache=True)
 def _count_below(asc, n, s, lb, scale, n_cells):
-    """#{asc[:n] < s} exactly (asc[n] = +inf); the grid gives a first guess that is verified."""
+    """#{asc[:n] < s} exactly (asc[n] = +inf, s >= asc[0]); the grid only gives the start."""
     x = (s - asc[0]) * scale  # >= 0; compared as a float so a huge value cannot overflow int
     g = n_cells if x >= n_cells else int(x)
     r = lb[g]
-    r += asc[r] < s
-    if (r == 0 or asc[r - 1] < s) and asc[r] >= s:
-        return r
-    lo = 0  # the guess was off (dense cell or rounding): plain binary search
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if asc[mid] < s:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    while asc[r] < s:
+        r += 1
+    while r > 0 and asc[r - 1] >= s:
+        r -= 1
+    return r
 
 
 @njit(cache=True)
@@ -283,59 +98,50 @@ def _cut_value(j, o, u, sp, inv, kind, table, n_pos):
 
 
 @njit(cache=True)
-def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
-    n = scores.size
+def _block_pass(scores, y, sp, inv, c, block, size, top):
+    """Pass 1: block u(s) of every negative, block sizes and top scores; writes c of rank u(s)."""
     n_pos = sp.size
-    n_neg = n - n_pos
-    inv = 2.0 / (n_pos * n_neg)
-    c = np.zeros(n, dtype=np.float64)
-    counts = np.zeros(n_pos + 1, dtype=np.int64)
     last = n_pos + 1
-    block = np.empty(n, dtype=np.int32)
-    size = np.zeros(n_pos + 2, dtype=np.int64)
-    top = np.full(n_pos + 2, -np.inf)
-    if use_blocks:
-        asc = np.empty(n_pos + 1, dtype=np.float64)
-        asc[:n_pos] = sp[::-1]
-        asc[n_pos] = np.inf
-        n_cells = _GRID_PER_POSITIVE * n_pos + 1
-        lb, scale = _grid(asc[:n_pos], n_cells)
-        lowest = asc[0]
-        size_last = 0
-        top_last = -np.inf
-        # pass 1: block u(s) of every negative; optimistically write the collapsed coefficient
-        for i in range(n):
-            if y[i]:
-                continue
-            s = scores[i]
-            if s < lowest:  # below every positive: block P + 1, coefficient 0
-                block[i] = last
-                size_last += 1
-                if s > top_last:
-                    top_last = s
-            else:
-                u = 1 + n_pos - _count_below(asc, n_pos, s, lb, scale, n_cells)
-                block[i] = u
-                size[u] += 1
-                if s > top[u]:
-                    top[u] = s
-                c[i] = (last - u) * inv
-        size[last] += size_last
-        if top_last > top[last]:
-            top[last] = top_last
-    else:  # one block holding every negative, ranks [1, P + 1]
-        for i in range(n):
-            if not y[i]:
-                block[i] = last
-                size[last] += 1
-    # opt of each block's first negative; a block with opt_first == u has collapsed
-    open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed, else opt of its first negative
-    offset = np.zeros(n_pos + 2, dtype=np.int64)  # orders j of the block start after offset
-    cut = np.full(n_pos + 2, -np.inf)  # only negatives scoring >= cut are gathered
+    asc = np.empty(n_pos + 1, dtype=np.float64)
+    asc[:n_pos] = sp[::-1]
+    asc[n_pos] = np.inf
+    n_cells = min(_GRID_PER_POSITIVE * n_pos + 1, _MAX_CELLS)
+    lb, scale = _grid(asc[:n_pos], n_cells)
+    lowest = asc[0]
+    size_last = 0
+    top_last = -np.inf
+    for i in range(scores.size):
+        if y[i]:
+            continue
+        s = scores[i]
+        if s < lowest:  # below every positive: block P + 1, coefficient 0
+            block[i] = last
+            size_last += 1
+            if s > top_last:
+                top_last = s
+        else:
+            u = 1 + n_pos - _count_below(asc, n_pos, s, lb, scale, n_cells)
+            block[i] = u
+            size[u] += 1
+            if s > top[u]:
+                top[u] = s
+            c[i] = (last - u) * inv
+    size[last] += size_last
+    if top_last > top[last]:
+        top[last] = top_last
+
+
+@njit(cache=True)
+def _open_blocks(size, top, use_blocks, sp, inv, kind, table, counts):
+    """opt of each block's first negative: collapsed blocks are counted, open ones get (o, offset, cut)."""
+    n_pos = sp.size
+    open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed, else the lowest possible rank o
+    offset = np.zeros(n_pos + 2, dtype=np.int64)  # the block's orders are offset + 1 .. offset + size
+    cut = np.full(n_pos + 2, -np.inf)  # negatives scoring below the cut surely have rank u
     n_open = 0
     j0 = 0
     low = 1
-    for u in range(1, last + 1):
+    for u in range(1, n_pos + 2):
         if size[u] == 0:
             continue
         o = 1 if not use_blocks else best_rank(top[u], j0 + 1, low, u, sp, inv, kind, table, n_pos)
@@ -349,21 +155,57 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
             if use_blocks:
                 cut[u] = _cut_value(j0 + 1, o, u, sp, inv, kind, table, n_pos)
         j0 += size[u]
-    if n_open == 0:
-        return _finish(c, counts, pos_ids, n_pos, inv)
-    # pass 2 over the open blocks' negatives scoring >= cut.  In a narrow block ([o, u] of width
-    # <= _NARROW) a negative whose best rank is the same for the block's first and last order
-    # (opt is monotone in j) is assigned at once; only the others are gathered.
-    jlast = offset + size
-    # d_j(k) for k in [o, u) at the block's first and last order (the same values loss_step gives)
+    return open_lo, offset, cut, n_open
+
+
+@njit(cache=True)
+def _narrow_tables(open_lo, offset, size, sp, inv, kind, table):
+    """For narrow open blocks: d_j(k) and the rank thresholds at the block's first and last order."""
+    n_pos = sp.size
+    narrow = np.zeros(n_pos + 2, dtype=np.bool_)
     d_first = np.zeros((n_pos + 2, _NARROW), dtype=np.float64)
     d_last = np.zeros((n_pos + 2, _NARROW), dtype=np.float64)
-    for u in range(1, last + 1):
+    th_first = np.full((n_pos + 2) * _NARROW, -np.inf)
+    th_last = np.full((n_pos + 2) * _NARROW, -np.inf)
+    tol = np.zeros(n_pos + 2, dtype=np.float64)
+    for u in range(1, n_pos + 2):
         o = open_lo[u]
         if o > 0 and u - o <= _NARROW:
-            for k in range(o, u):
+            narrow[u] = True
+            for k in range(o, u):  # the same values loss_step gives everywhere else
                 d_first[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
-                d_last[u, k - o] = loss_step(kind, table, n_pos, k, jlast[u])
+                d_last[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
+            row = slice(u * _NARROW, (u + 1) * _NARROW)
+            tol[u] = max(_thresholds(o, u, sp, inv, d_first[u], th_first[row]),
+                         _thresholds(o, u, sp, inv, d_last[u], th_last[row]))
+    return narrow, d_first, d_last, th_first, th_last, tol
+
+
+@njit(cache=True)
+def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
+    n = scores.size
+    n_pos = sp.size
+    n_neg = n - n_pos
+    inv = 2.0 / (n_pos * n_neg)
+    c = np.zeros(n, dtype=np.float64)
+    counts = np.zeros(n_pos + 1, dtype=np.int64)
+    last = n_pos + 1
+    block = np.empty(n, dtype=np.int32)
+    size = np.zeros(n_pos + 2, dtype=np.int64)
+    top = np.full(n_pos + 2, -np.inf)
+    if use_blocks:
+        _block_pass(scores, y, sp, inv, c, block, size, top)
+    else:  # one block holding every negative, ranks [1, P + 1]
+        for i in range(n):
+            if not y[i]:
+                block[i] = last
+                size[last] += 1
+    open_lo, offset, cut, n_open = _open_blocks(size, top, use_blocks, sp, inv, kind, table, counts)
+    if n_open == 0:
+        return _finish(c, counts, pos_ids, n_pos, inv)
+    narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, offset, size, sp, inv, kind, table)
+    # pass 2 over the open blocks' negatives scoring >= cut: narrow blocks assign the certain ones
+    # by thresholds; the rest is gathered, grouped by block, for Algorithm 2
     hist = np.zeros((n_pos + 2, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per block
     n_ge = np.zeros(n_pos + 2, dtype=np.int64)
     vals = np.empty(n_open, dtype=np.float64)
@@ -384,17 +226,37 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
         if o == 0:
             continue
         s = scores[i]
-        if s < cut[u]:
+        if s < cut[u]:  # rank u (certified below)
             continue
         n_ge[u] += 1
-        if u - o <= _NARROW:
-            ra = _scan_row(s, o, u, o, sp, inv, d_first[u])
-            rb = ra if ra == u else _scan_row(s, ra, u, o, sp, inv, d_last[u])
-            if ra == rb:
-                c[i] = (last - ra) * inv
-                counts[ra - 1] += 1
-                hist[u, ra - o] += 1
-                continue
+        if narrow[u]:
+            # rank = o + #{thresholds >= s} at the first and the last order of the block (branch-free);
+            # exact unless s is within tol of a threshold, then the exact scan decides
+            ra = o
+            rb = o
+            near = False
+            tl = tol[u]
+            base = u * _NARROW
+            for t in range(base, base + _NARROW):
+                ta = th_first[t]
+                tb = th_last[t]
+                ra += s <= ta
+                rb += s <= tb
+                near |= abs(s - ta) <= tl
+                near |= abs(s - tb) <= tl
+            if near or ra != rb:
+                if near:
+                    ra = _scan_row(s, o, u, o, sp, inv, d_first[u])
+                    rb = ra if ra == u else _scan_row(s, ra, u, o, sp, inv, d_last[u])
+                if ra != rb:  # the rank depends on the exact order: resolved below
+                    t = fill[u]
+                    vals[t] = s
+                    ids[t] = i
+                    fill[u] = t + 1
+                    continue
+            c[i] = (last - ra) * inv
+            hist[u, ra - o] += 1
+            continue
         t = fill[u]
         vals[t] = s
         ids[t] = i
@@ -405,35 +267,27 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
             continue
         b0 = start[u]
         m = fill[u] - b0
-        narrow = u - o <= _NARROW
-        m = fill[u] - b0
         # certify the cut: the first negative below it has order offset + n_ge + 1 and a score
         # < cut, so its opt is >= that of (cut, that order) (the argument of Observation 4)
-        ok = n_ge[u] == size[u] or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, u, sp, inv, kind, table,
-                                             n_pos) == u
-        if ok:
+        if n_ge[u] == size[u] or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, u, sp, inv, kind, table,
+                                           n_pos) == u:
             counts[u - 1] += size[u] - n_ge[u]  # they keep the coefficient written in pass 1
-        if ok:
-            if m == 0:
+            if narrow[u]:
+                for t in range(u - o + 1):
+                    counts[o + t - 1] += hist[u, t]
+                if m > 0:
+                    _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, u, hist[u], sp, kind, table,
+                                       n_pos, n_neg, c, counts)
                 continue
-            if narrow:
-                _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, u, hist[u], sp, kind, table,
-                                   n_pos, n_neg, c, counts)
-            else:
-                _opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, u, sp, kind, table, n_pos, n_neg, c, counts)
-            continue
-        # rare fallback (the cut was not certified): undo the certain assignments and run
-        # Algorithm 2 on all the block's negatives
-        if narrow:
-            for r in range(_NARROW + 1):
-                counts[o + r - 1] -= hist[u, r]
-        m = 0
-        for i in range(n):
-            if not y[i] and block[i] == u:
-                vals[b0 + m] = scores[i]
-                ids[b0 + m] = i
-                m += 1
-        _opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, u, sp, kind, table, n_pos, n_neg, c, counts)
+        else:  # rare fallback: Algorithm 2 on all the block's negatives
+            m = 0
+            for i in range(n):
+                if not y[i] and block[i] == u:
+                    vals[b0 + m] = scores[i]
+                    ids[b0 + m] = i
+                    m += 1
+        if m > 0:
+            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, u, sp, kind, table, n_pos, n_neg, c, counts)
     return _finish(c, counts, pos_ids, n_pos, inv)
 
 
@@ -448,6 +302,36 @@ def _scan_row(s, lo, hi, o, sp, inv, drow):
             best = k + 1
             diff = 0.0
     return best
+
+
+@njit(cache=True)
+def _thresholds(o, u, sp, inv, drow, out):
+    """Scores θ_r (r = o..u−1) with opt ≥ r + 1 ⟺ s ≤ θ_r, for one order j (d_j(k) = drow[k − o]).
+
+    f(i) − f(i') = Σ_{k=i'}^{i−1} (sp_k + d_j(k)/inv − s)·inv, so rank ≥ r + 1 iff some i > r beats
+    every i' ≤ r:  s ≤ θ_r = max_{i>r} min_{i'≤r} (B_i − B_i') / (i − i'),  B = prefix sums of
+    sp_k + d_j(k)/inv.  Writes θ into out[r − o]; returns a tolerance well above the rounding error
+    (scores that close to a θ are resolved by the exact scan instead).
+    """
+    w = u - o
+    b = np.zeros(w + 1, dtype=np.float64)
+    mag = 0.0
+    for t in range(w):
+        term = sp[o + t - 1] + drow[t] / inv
+        b[t + 1] = b[t] + term
+        mag += abs(sp[o + t - 1]) + abs(drow[t] / inv)
+    for r in range(w):  # boundary between ranks o + r and o + r + 1
+        best = -np.inf
+        for i in range(r + 1, w + 1):
+            worst = np.inf
+            for ip in range(0, r + 1):
+                v = (b[i] - b[ip]) / (i - ip)
+                if v < worst:
+                    worst = v
+            if worst > best:
+                best = worst
+        out[r] = best
+    return 1e-9 * (mag + 1e-300)
 
 
 @njit(cache=True)
@@ -494,7 +378,7 @@ def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, tab
         above = lo  # uncertain negatives of the groups before this one
         for r in range(o, a + 1):
             above += hist_u[r - o]
-        _opt_ranks(vals, ids, b0 + lo, b0 + hi, j0 + above - (b0 + lo), a, b, sp, kind, table, n_pos, n_neg,
+        opt_ranks(vals, ids, b0 + lo, b0 + hi, j0 + above - (b0 + lo), a, b, sp, kind, table, n_pos, n_neg,
                    c, counts)
 
 

@@ -1,0 +1,203 @@
+"""Algorithm 2 of Mohapatra et al. (``OptRanks``): recursive SELECT over a block of negatives.
+
+Works on a private buffer of negative scores and their original indices, iteratively with an
+explicit stack.  A block whose interval of possible interleaving ranks [ℓ⁺, r⁺] has collapsed to
+one value is assigned at once, without touching it again; otherwise a pivot splits it by a
+three-way SELECT ``> v | == v | < v`` (the negatives are never sorted), the opt of the first and
+last negative equal to the pivot is found by scanning [ℓ⁺, r⁺] (largest argmax), and both sides
+recurse with the narrowed intervals (Observation 4).  Ties among negatives are ordered by index
+inside the ``== v`` block.  Correctness never depends on the pivot: small blocks take the median of
+three; large ones a pivot predicted, from a strided sample, to make one side collapse at once.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._rank_kernels import best_rank
+
+__all__ = ["opt_ranks", "assign_block"]
+
+_SAMPLE = 64
+_SAMPLE_MIN = 1024
+_MARGIN = 2
+
+
+@njit(cache=True)
+def assign_block(ids, lo, hi, r, c, counts, n_pos, inv):
+    coef = (n_pos + 1 - r) * inv
+    for t in range(lo, hi):
+        c[ids[t]] = coef
+    counts[r - 1] += hi - lo
+
+
+@njit(cache=True)
+def _median3(a, b, c):
+    if a < b:
+        if b < c:
+            return b
+        return c if a < c else a
+    if a < c:
+        return a
+    return c if b < c else b
+
+
+@njit(cache=True)
+def _partition3(vals, ids, lo, hi, v):
+    """Three-way SELECT of vals[lo:hi] (descending): > v, == v, < v; returns (a, b)."""
+    lt = lo
+    i = lo
+    gt = hi - 1
+    while i <= gt:
+        x = vals[i]
+        if x > v:
+            vals[i] = vals[lt]
+            vals[lt] = x
+            t = ids[i]
+            ids[i] = ids[lt]
+            ids[lt] = t
+            lt += 1
+            i += 1
+        elif x < v:
+            vals[i] = vals[gt]
+            vals[gt] = x
+            t = ids[i]
+            ids[i] = ids[gt]
+            ids[gt] = t
+            gt -= 1
+        else:
+            i += 1
+    return lt, gt + 1
+
+
+@njit(cache=True)
+def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c, counts):
+    """Ranks of equal scores at buffer positions a..b-1 (orders j = joff+a+1 .. joff+b)."""
+    if left == right:
+        assign_block(ids, a, b, left, c, counts, n_pos, inv)
+        return
+    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
+    assign_block(ids, a, a + 1, left, c, counts, n_pos, inv)
+    assign_block(ids, b - 1, b, right, c, counts, n_pos, inv)
+    stack = np.empty((64, 4), dtype=np.int64)
+    stack[0, 0] = a + 1
+    stack[0, 1] = b - 1
+    stack[0, 2] = left
+    stack[0, 3] = right
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack[top, 0]
+        hi = stack[top, 1]
+        ll = stack[top, 2]
+        rr = stack[top, 3]
+        if lo >= hi:
+            continue
+        if ll == rr:
+            assign_block(ids, lo, hi, ll, c, counts, n_pos, inv)
+            continue
+        m = (lo + hi) >> 1
+        om = best_rank(v, joff + m + 1, ll, rr, sp, inv, kind, table, n_pos)
+        assign_block(ids, m, m + 1, om, c, counts, n_pos, inv)
+        stack[top, 0] = lo
+        stack[top, 1] = m
+        stack[top, 2] = ll
+        stack[top, 3] = om
+        stack[top + 1, 0] = m + 1
+        stack[top + 1, 1] = hi
+        stack[top + 1, 2] = om
+        stack[top + 1, 3] = rr
+        top += 2
+
+
+@njit(cache=True)
+def _push(stack, top, lo, hi, ll, rr):
+    stack[top, 0] = lo
+    stack[top, 1] = hi
+    stack[top, 2] = ll
+    stack[top, 3] = rr
+    return top + 1
+
+
+@njit(cache=True)
+def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample):
+    """Pivot value for the block vals[lo:hi] with rank interval [ll, rr].
+
+    Correctness never depends on it (the pivot's own opt is computed exactly).  Small blocks: median
+    of three.  Large blocks: a strided sample predicts (with estimated orders) which pivot makes
+    one side collapse at once — below it everything at rr, or above it everything at ll — and the
+    pivot leaving the smaller remainder is taken; the median of three if that remainder exceeds half.
+    """
+    n = hi - lo
+    if n < _SAMPLE_MIN:
+        return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
+    m = _SAMPLE
+    for k in range(m):
+        sample[k] = vals[lo + (k * n) // m]
+    sample.sort()
+    smp = sample[::-1]  # descending
+    # smallest q predicted at rr (predictions are monotone in q)
+    a = 0
+    b = m
+    while a < b:
+        q = (a + b) >> 1
+        j = joff + lo + 1 + int((q + 0.5) * n / m)
+        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == rr:
+            b = q
+        else:
+            a = q + 1
+    q_right = a + _MARGIN  # pivot there: the part below it should collapse at rr
+    # largest q predicted at ll
+    a = -1
+    b = m - 1
+    while a < b:
+        q = (a + b + 1) >> 1
+        j = joff + lo + 1 + int((q + 0.5) * n / m)
+        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == ll:
+            a = q
+        else:
+            b = q - 1
+    q_left = a - _MARGIN  # pivot there: the part above it should collapse at ll
+    rest_right = q_right if q_right < m else m  # sample share left to recurse on
+    rest_left = m - q_left if q_left >= 0 else m
+    if rest_right <= rest_left and 2 * rest_right <= m:
+        return smp[q_right]
+    if 2 * rest_left <= m:
+        return smp[q_left]
+    return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
+
+
+@njit(cache=True)
+def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_neg, c, counts):
+    """Algorithm 2 on buffer positions lo0..hi0-1 holding the negatives of orders
+    j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]."""
+    inv = 2.0 / (n_pos * n_neg)
+    stack = np.empty((128, 4), dtype=np.int64)
+    sample = np.empty(_SAMPLE, dtype=np.float64)
+    top = _push(stack, 0, lo0, hi0, left, right)
+    while top > 0:
+        top -= 1
+        lo = stack[top, 0]
+        hi = stack[top, 1]
+        ll = stack[top, 2]
+        rr = stack[top, 3]
+        if ll == rr:  # the interval collapsed: assign the block without touching it again
+            assign_block(ids, lo, hi, ll, c, counts, n_pos, inv)
+            continue
+        v = _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample)
+        a, b = _partition3(vals, ids, lo, hi, v)
+        o_first = best_rank(v, joff + a + 1, ll, rr, sp, inv, kind, table, n_pos)
+        o_last = o_first
+        if b - a > 1:
+            o_last = best_rank(v, joff + b, o_first, rr, sp, inv, kind, table, n_pos)
+        _equal_block(ids, a, b, joff, v, o_first, o_last, sp, inv, kind, table, n_pos, c, counts)
+        # the smaller side goes on top, so the stack stays O(log N)
+        if a - lo > hi - b:
+            if lo < a:
+                top = _push(stack, top, lo, a, ll, o_first)
+            if b < hi:
+                top = _push(stack, top, b, hi, o_last, rr)
+        else:
+            if b < hi:
+                top = _push(stack, top, b, hi, o_last, rr)
+            if lo < a:
+                top = _push(stack, top, lo, a, ll, o_first)
