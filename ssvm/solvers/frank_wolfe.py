@@ -11,22 +11,12 @@ import logging
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._block_dual import BlockDual
 from ._common import Recorder, SolverResult, check_args, gap_small
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["frank_wolfe"]
-
-
-def _line_search(w_old, w_new, l_old, l_new, w, C):
-    """Exact step ``γ ∈ [0, 1]`` moving a block (or all blocks) from ``(w_old, l_old)`` toward
-    ``(w_new, l_new)``, with ``w`` the current sum of blocks. Also returns the FW gap of the move."""
-    diff = w_old - w_new
-    gap = float(diff @ w) - C * (l_old - l_new)
-    denom = float(diff @ diff)
-    if denom <= 0.0:
-        return (1.0 if gap > 0 else 0.0), gap
-    return min(max(gap / denom, 0.0), 1.0), gap
 
 
 class _Atoms:
@@ -164,13 +154,10 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
     check_every = int(check_every)
     rng = check_random_state(random_state)
     Q, d = problem.n_queries, problem.n_features
-    scale = C / Q
 
-    W = np.zeros((Q, d))  # blocks w_q
-    ell = np.zeros(Q)     # blocks ℓ_q
-    w = np.zeros(d)
+    dual = BlockDual(Q, d, C)
     rec = Recorder(problem, callback)
-    best_J, best_w, best_dual = np.inf, w.copy(), 0.0
+    best_J, best_w, best_dual = np.inf, np.zeros(d), 0.0
     converged = False
 
     if Q == 1:
@@ -180,17 +167,11 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
         active_set.add(np.zeros(d), 0.0, 1.0)  # w = 0 is the vertex of the true ranking
 
     def batch_step(delta, G):
-        """Exact line search from all blocks toward all vertices at once."""
-        nonlocal w
-        Ws, ls = -scale * G, delta / Q
-        if Q == 1:
-            W[0], ell[0] = _single_query_step(active_set, Ws[0], ls[0], w, ell[0], C)
-            w = W[0].copy()
+        if Q > 1:
+            dual.batch_step(delta, G)
             return
-        gamma, _ = _line_search(w, Ws.sum(axis=0), ell.sum(), ls.sum(), w, C)
-        W[:] += gamma * (Ws - W)
-        ell[:] += gamma * (ls - ell)
-        w = W.sum(axis=0)
+        w, ell = _single_query_step(active_set, -C * G[0], delta[0], dual.w, dual.ell[0], C)
+        dual.W[0], dual.w, dual.ell[0] = w, w.copy(), ell
 
     if w0 is not None:
         batch_step(*problem.planes(w_start))
@@ -199,21 +180,16 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
     for it in range(1, max_iter + 1):
         if Q > 1:
             for q in rng.permutation(Q):
-                delta, G = problem.planes(w, [q])
-                ws, ls = -scale * G[0], delta[0] / Q
-                gamma, _ = _line_search(W[q], ws, ell[q], ls, w, C)
-                if gamma > 0.0:
-                    new = W[q] + gamma * (ws - W[q])
-                    w += new - W[q]
-                    W[q] = new
-                    ell[q] += gamma * (ls - ell[q])
+                delta, G = problem.planes(dual.w, [q])
+                dual.block_step(q, delta[0], G[0])
         if it % check_every and it != max_iter and Q > 1:
             continue
+        w = dual.w
         delta, G = problem.planes(w)
         J = 0.5 * float(w @ w) + C * float(np.mean(delta + G @ w))
         if J < best_J:
             best_J, best_w = J, w.copy()
-        best_dual = max(best_dual, C * float(ell.sum()) - 0.5 * float(w @ w))
+        best_dual = max(best_dual, dual.value())
         stop = rec.record(it, best_J, best_dual)
         if gap_small(best_J, best_dual, tol):
             converged = True
@@ -221,7 +197,6 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
         if stop:
             break
         batch_step(delta, G)
-        w = W.sum(axis=0)  # re-sum now and then against drift of the incremental updates
     logger.info("frank-wolfe: %d passes, J=%.6g, gap=%.3g, converged=%s",
                 it, best_J, best_J - best_dual, converged)
     return SolverResult(w=best_w, n_iter=it, objective=best_J, converged=converged,

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._block_dual import BlockDual
 from ._common import Recorder, SolverResult, check_args, gap_small
 from .qp import solve_capped_simplex_qp
 
@@ -21,8 +22,8 @@ __all__ = ["pegasos"]
 
 # Largest Q * n_features for which per-query averaged planes (the dual bound) are kept.
 _MAX_PLANE_STORE = 50_000_000
-# Full planes kept from the checks for the dual bound.
-_MAX_CHECK_PLANES = 20
+# Full planes kept from the checks for the dual bound (those the dual QP uses, newest first).
+_MAX_CHECK_PLANES = 50
 
 
 def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, batch_size=None,
@@ -33,11 +34,12 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     the step, as in Lacoste-Julien, Schmidt & Bach 2012), which converges at rate O(1/t).
 
     Stopping rule: every ``check_every`` epochs (an epoch is ``ceil(Q / batch_size)`` steps), one full
-    pass at ``w̄`` gives ``J(w̄)`` and the supporting plane of ``H`` there. A certified lower bound on
-    ``min J`` comes from the dual QP (as in the cutting plane) over the planes seen so far: the planes
-    of the checks and, when memory allows (``Q · n_features ≤ 5e7``), the plane averaging every
-    query's sampled planes with the same step weights. Training stops when ``J_best − dual ≤ tol ·
-    J_best`` (relative), or after ``max_iter`` steps.
+    pass at ``w̄`` gives ``J(w̄)`` and every query's supporting plane there. A certified lower bound on
+    ``min J`` is the better of two dual values: (i) the dual QP (as in the cutting plane) over the
+    full planes of the checks, and (ii) when memory allows (``Q · n_features ≤ 5e7``), a block
+    Frank–Wolfe dual state fed with every per-query plane Pegasos computes (exact line search, so it
+    only improves; no extra oracle calls) plus a batch step with the check's planes. Training stops
+    when ``J_best − dual ≤ tol · J_best`` (relative), or after ``max_iter`` steps.
 
     Parameters
     ----------
@@ -84,9 +86,9 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     # planes at 0: H(0) for the radius; also the first valid plane of every query
     delta0, G0 = problem.planes(np.zeros(d))
     radius = math.sqrt(2.0 * C * max(float(delta0.mean()), 0.0))
-    keep_avg = Q * d <= _MAX_PLANE_STORE
-    if keep_avg:  # per-query weighted sums of sampled planes (weight = step number; planes at 0: 1)
-        sum_delta, sum_G, sum_weight = delta0.copy(), G0.copy(), np.ones(Q)
+    shadow = BlockDual(Q, d, C) if Q * d <= _MAX_PLANE_STORE else None
+    if shadow is not None:
+        shadow.batch_step(delta0, G0)
     bundle_b, bundle_A = [float(delta0.mean())], [G0.mean(axis=0)]
 
     norm = float(np.linalg.norm(w))
@@ -103,10 +105,9 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
         batch = np.arange(Q) if batch_size == Q else rng.choice(Q, batch_size, replace=False)
         delta, G = problem.planes(a * v, batch)
         g = G.mean(axis=0)
-        if keep_avg:
-            sum_delta[batch] += t * delta
-            sum_G[batch] += t * G
-            sum_weight[batch] += t
+        if shadow is not None:  # Pegasos' planes are dual vertices too: free certificate
+            for q, dq, Gq in zip(batch, delta, G):
+                shadow.block_step(q, dq, Gq)
         if t == 1:  # (1 - 1/t) = 0: w = -C·g
             a, v = 1.0, -C * g
         else:
@@ -123,22 +124,28 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
         if step % steps_per_check and step != max_iter:
             continue
 
-        H, g_avg = problem.hinge(w_avg)
+        delta_all, G_all = problem.planes(w_avg)
+        H, g_avg = float(np.mean(delta_all + G_all @ w_avg)), G_all.mean(axis=0)
         J = 0.5 * float(w_avg @ w_avg) + C * H
         if J < best_J:
             best_J, best_w = J, w_avg.copy()
         bundle_b.append(H - float(g_avg @ w_avg))
         bundle_A.append(g_avg)
-        del bundle_b[1:-_MAX_CHECK_PLANES], bundle_A[1:-_MAX_CHECK_PLANES]
-        planes_b, planes_A = list(bundle_b), list(bundle_A)
-        if keep_avg:
-            planes_b.append(float(np.mean(sum_delta / sum_weight)))
-            planes_A.append((sum_G / sum_weight[:, None]).mean(axis=0))
-        A = np.array(planes_A)
-        b = np.array(planes_b)
+        A, b = np.array(bundle_A), np.array(bundle_b)
+        if shadow is not None:
+            # the block state averages valid per-query planes into one valid plane of H
+            shadow.batch_step(delta_all, G_all)
+            A = np.vstack([A, -shadow.w / C])
+            b = np.append(b, shadow.ell.sum())
         alpha, _ = solve_capped_simplex_qp(A @ A.T, b, C)
         u = alpha @ A
         best_dual = max(best_dual, float(alpha @ b) - 0.5 * float(u @ u))
+        # keep the check planes the dual uses (and the newest), at most _MAX_CHECK_PLANES
+        used = alpha[: len(bundle_b)] > 0
+        used[-1] = True
+        keep = np.flatnonzero(used)[-_MAX_CHECK_PLANES:]
+        bundle_b = [bundle_b[k] for k in keep]
+        bundle_A = [bundle_A[k] for k in keep]
         stop = rec.record(step, best_J, best_dual)
         if gap_small(best_J, best_dual, tol):
             converged = True
