@@ -29,7 +29,7 @@ def loss_step(kind, table, n_pos, i, j):
         return -i / (n_pos * (a - 1.0) * a)
     if kind == KIND_NDCG_LOG2:
         m = float(i + j)
-        return (1.0 / log2(1.0 + m) - 1.0 / log2(m)) * table[0]
+        return (1.0 / log2(1.0 + m) - 1.0 / log2(m)) * table[0]  # best_rank carries the same terms
     return table[i + j]
 
 
@@ -54,6 +54,17 @@ def best_rank(s, j, lo, hi, sp, inv, kind, table, n_pos):
     """
     best = lo
     diff = 0.0
+    if kind == KIND_NDCG_LOG2:  # carry 1/log2(m) from step to step: one log per step, same bits
+        scale = table[0]
+        prev = 1.0 / log2(float(lo + j))
+        for k in range(lo, hi):
+            cur = 1.0 / log2(1.0 + float(k + j))
+            diff += (sp[k - 1] - s) * inv + (cur - prev) * scale
+            prev = cur
+            if diff >= 0.0:
+                best = k + 1
+                diff = 0.0
+        return best
     for k in range(lo, hi):
         diff += (sp[k - 1] - s) * inv + loss_step(kind, table, n_pos, k, j)
         if diff >= 0.0:

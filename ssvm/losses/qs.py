@@ -44,6 +44,8 @@ __all__ = ["qs_oracle"]
 _GRID_PER_POSITIVE = 16
 _MAX_CELLS = 1 << 20
 _NARROW = 8
+_BIG_BLOCK = 1 << 14
+_CUT_SAMPLE = 512
 
 
 @njit(cache=True)
@@ -132,7 +134,46 @@ def _block_pass(scores, y, sp, inv, c, block, size, top):
 
 
 @njit(cache=True)
-def _open_blocks(size, top, use_blocks, sp, inv, kind, table, counts):
+def _sample_cut(scores, y, block, u, size_u, j0, o, sp, inv, kind, table, n_pos):
+    """A higher cut for a big block, where the first-order cut is too cautious (orders grow fast).
+
+    A random sample of the block's scores, sorted, estimates the order of each sample score; the
+    highest sample score whose (score, conservatively estimated order) already has rank u, lowered
+    by two sample steps, is returned (−inf if none).  The caller certifies the cut exactly.
+    """
+    n = scores.size
+    m = _CUT_SAMPLE
+    sample = np.empty(m, dtype=np.float64)
+    got = 0
+    state = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(size_u)
+    tries = 0
+    while got < m and tries < 32 * m:
+        state ^= state << np.uint64(13)
+        state ^= state >> np.uint64(7)
+        state ^= state << np.uint64(17)
+        i = int(state % np.uint64(n))
+        tries += 1
+        if not y[i] and block[i] == u:
+            sample[got] = scores[i]
+            got += 1
+    if got < 64:
+        return -np.inf
+    smp = np.sort(sample[:got])[::-1]
+    lo = 0
+    hi = got  # smallest q whose sample score at its (under-)estimated order has rank u
+    while lo < hi:
+        q = (lo + hi) >> 1
+        j = j0 + 1 + int(0.7 * q * size_u / got)
+        if best_rank(smp[q], j, o, u, sp, inv, kind, table, n_pos) == u:
+            hi = q
+        else:
+            lo = q + 1
+    q = lo + 2
+    return smp[q] if q < got else -np.inf
+
+
+@njit(cache=True)
+def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, counts):
     """opt of each block's first negative: collapsed blocks are counted, open ones get (o, offset, cut)."""
     n_pos = sp.size
     open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed, else the lowest possible rank o
@@ -154,6 +195,9 @@ def _open_blocks(size, top, use_blocks, sp, inv, kind, table, counts):
             n_open += size[u]
             if use_blocks:
                 cut[u] = _cut_value(j0 + 1, o, u, sp, inv, kind, table, n_pos)
+                if size[u] >= _BIG_BLOCK:
+                    cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, sp, inv, kind, table,
+                                                     n_pos))
         j0 += size[u]
     return open_lo, offset, cut, n_open
 
@@ -200,7 +244,8 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
             if not y[i]:
                 block[i] = last
                 size[last] += 1
-    open_lo, offset, cut, n_open = _open_blocks(size, top, use_blocks, sp, inv, kind, table, counts)
+    open_lo, offset, cut, n_open = _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table,
+                                                counts)
     if n_open == 0:
         return _finish(c, counts, pos_ids, n_pos, inv)
     narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, offset, size, sp, inv, kind, table)
@@ -308,30 +353,42 @@ def _scan_row(s, lo, hi, o, sp, inv, drow):
 def _thresholds(o, u, sp, inv, drow, out):
     """Scores θ_r (r = o..u−1) with opt ≥ r + 1 ⟺ s ≤ θ_r, for one order j (d_j(k) = drow[k − o]).
 
-    f(i) − f(i') = Σ_{k=i'}^{i−1} (sp_k + d_j(k)/inv − s)·inv, so rank ≥ r + 1 iff some i > r beats
-    every i' ≤ r:  s ≤ θ_r = max_{i>r} min_{i'≤r} (B_i − B_i') / (i − i'),  B = prefix sums of
-    sp_k + d_j(k)/inv.  Writes θ into out[r − o]; returns a tolerance well above the rounding error
-    (scores that close to a θ are resolved by the exact scan instead).
+    With B_t = Σ_{k=o}^{o+t−1} (sp_k + d_j(k)/inv), f(o + t) = inv·(B_t − t·s) + const: the best rank
+    is the highest maximiser over lines of slope −t, i.e. a vertex of the upper hull of the points
+    (t, B_t), and the threshold between two hull vertices is the slope of the hull edge (ties go to
+    the larger rank).  O(u − o).  Writes θ into out[r − o] (non-increasing); returns a tolerance
+    well above the rounding error (scores that close to a θ are resolved by the exact scan).
     """
     w = u - o
-    b = np.zeros(w + 1, dtype=np.float64)
+    b = np.empty(w + 1, dtype=np.float64)
+    b[0] = 0.0
     mag = 0.0
     for t in range(w):
         term = sp[o + t - 1] + drow[t] / inv
         b[t + 1] = b[t] + term
         mag += abs(sp[o + t - 1]) + abs(drow[t] / inv)
-    for r in range(w):  # boundary between ranks o + r and o + r + 1
-        best = -np.inf
-        for i in range(r + 1, w + 1):
-            worst = np.inf
-            for ip in range(0, r + 1):
-                v = (b[i] - b[ip]) / (i - ip)
-                if v < worst:
-                    worst = v
-            if worst > best:
-                best = worst
-        out[r] = best
-    return 1e-9 * (mag + 1e-300)
+    hull = np.empty(w + 1, dtype=np.int64)
+    h = 0
+    for x in range(w + 1):
+        while h >= 2:
+            p = hull[h - 2]
+            q = hull[h - 1]
+            if (b[q] - b[p]) / (q - p) <= (b[x] - b[q]) / (x - q):
+                h -= 1  # q is not above the chord: never the (highest) best rank
+            else:
+                break
+        hull[h] = x
+        h += 1
+    for k in range(1, h):
+        p = hull[k - 1]
+        q = hull[k]
+        slope = (b[q] - b[p]) / (q - p)
+        for r in range(p, q):
+            out[r] = slope
+    for r in range(1, w):  # exact monotonicity despite rounding (changes below the tolerance)
+        if out[r] > out[r - 1]:
+            out[r] = out[r - 1]
+    return 16.0 * 2.220446049250313e-16 * (w + 1) * (mag + 1e-300)
 
 
 @njit(cache=True)
