@@ -88,15 +88,15 @@ def _single_query_step(atoms, u_s, l_s, w, ell, C):
     if max(inc_fw, inc_pw) <= 0.0:
         return w, ell
     if inc_pw > inc_fw:
-        du, dl = atoms.U[s] - atoms.U[a], atoms.ell[s] - atoms.ell[a]
         atoms.beta[s] += g_pw
         atoms.beta[a] -= g_pw
         if atoms.beta[a] <= 0.0:
             atoms.remove(a)
-        return w + g_pw * du, ell + g_pw * dl
-    atoms.beta[:k] *= 1.0 - g_fw
-    atoms.beta[s] += g_fw
-    return w + g_fw * (atoms.U[s] - w), ell + g_fw * (atoms.ell[s] - ell)
+    else:
+        atoms.beta[:k] *= 1.0 - g_fw
+        atoms.beta[s] += g_fw
+    k = atoms.size  # the point itself, recomputed from the atoms (no drift)
+    return atoms.beta[:k] @ atoms.U[:k], float(atoms.beta[:k] @ atoms.ell[:k])
 
 
 def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
