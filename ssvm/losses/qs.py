@@ -173,21 +173,71 @@ def _sample_cut(scores, y, block, u, size_u, j0, o, sp, inv, kind, table, n_pos)
 
 
 @njit(cache=True)
+def _first_opts(size, top, use_blocks, sp, inv, kind, table, offset):
+    """opt of the first negative of every non-empty block (fills ``offset`` too).
+
+    The first negatives are sorted by score already (block order), so their opts are found by the
+    divide and conquer of Algorithm 2 over the blocks: O(P log P) scanning instead of O(P²).
+    """
+    n_pos = sp.size
+    first = np.zeros(n_pos + 2, dtype=np.int64)
+    ub = np.empty(n_pos + 1, dtype=np.int64)
+    nb = 0
+    j0 = 0
+    for u in range(1, n_pos + 2):
+        if size[u] > 0:
+            offset[u] = j0
+            j0 += size[u]
+            ub[nb] = u
+            nb += 1
+    if not use_blocks:
+        for t in range(nb):
+            first[ub[t]] = 1
+        return first
+    stack = np.empty((64, 4), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = nb
+    stack[0, 2] = 1
+    stack[0, 3] = n_pos + 1
+    top_ = 1
+    while top_ > 0:
+        top_ -= 1
+        lo = stack[top_, 0]
+        hi = stack[top_, 1]
+        ll = stack[top_, 2]
+        rr = stack[top_, 3]
+        if lo >= hi:
+            continue
+        mid = (lo + hi) >> 1
+        u = ub[mid]
+        o = best_rank(top[u], offset[u] + 1, ll, min(rr, u), sp, inv, kind, table, n_pos)
+        first[u] = o
+        stack[top_, 0] = lo
+        stack[top_, 1] = mid
+        stack[top_, 2] = ll
+        stack[top_, 3] = o
+        stack[top_ + 1, 0] = mid + 1
+        stack[top_ + 1, 1] = hi
+        stack[top_ + 1, 2] = o
+        stack[top_ + 1, 3] = rr
+        top_ += 2
+    return first
+
+
+@njit(cache=True)
 def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, counts):
     """opt of each block's first negative: collapsed blocks are counted, open ones get (o, offset, cut)."""
     n_pos = sp.size
     open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed, else the lowest possible rank o
     offset = np.zeros(n_pos + 2, dtype=np.int64)  # the block's orders are offset + 1 .. offset + size
     cut = np.full(n_pos + 2, -np.inf)  # negatives scoring below the cut surely have rank u
+    first = _first_opts(size, top, use_blocks, sp, inv, kind, table, offset)
     n_open = 0
-    j0 = 0
-    low = 1
     for u in range(1, n_pos + 2):
         if size[u] == 0:
             continue
-        o = 1 if not use_blocks else best_rank(top[u], j0 + 1, low, u, sp, inv, kind, table, n_pos)
-        low = o
-        offset[u] = j0
+        o = first[u]
+        j0 = offset[u]
         if o == u:
             counts[u - 1] += size[u]
         else:
@@ -198,7 +248,6 @@ def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, 
                 if size[u] >= _BIG_BLOCK:
                     cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, sp, inv, kind, table,
                                                      n_pos))
-        j0 += size[u]
     return open_lo, offset, cut, n_open
 
 
