@@ -12,21 +12,23 @@ with constant-factor refinements that keep it a selection algorithm:
    One pass puts every negative into its block u(s) (search among the sorted positive scores through
    a uniform grid, exact comparisons), writes the coefficient of rank u(s), and records each block's
    size and top score.  Blocks are contiguous in the (−score, index) order, so the orders j of block
-   u are known from the sizes.  The opt of a block's first negative, found by scanning the ranks
-   [opt of the previous block's first negative, u], bounds the whole block's ranks to [o, u]; if
-   o = u the block has collapsed and is done (Observation 4).  This generalises "partition off the
-   negatives below the lowest positive".
+   u are known from the sizes.  The opt o of each block's first negative (found for all blocks by the
+   divide and conquer of Algorithm 2 over the blocks, O(P log P) scanning) bounds the whole block's
+   ranks to [o, u]; if o = u the block has collapsed and is done (Observation 4).  This generalises
+   "partition off the negatives below the lowest positive".
 2. **Cut** (pass 2).  In an open block, rank u is certain for every negative scoring below
    t = min_i (Σ_{k=i}^{u−1} sp_k + d_j(k)·PN/2) / (u − i) at the block's first order (f is linear in
-   the score); the cut is certified exactly afterwards, those negatives are not touched again.
+   the score).  For a big block, where the orders grow quickly, a higher cut is taken from a sample of
+   its scores.  Either cut is certified exactly afterwards from the true count above it (else the
+   block falls back to Algorithm 2 on all its negatives); the negatives below it are not touched again.
 3. **Narrow blocks** (u − o ≤ 8): the rank boundaries are score thresholds θ_r (rank ≥ r + 1 iff
    s ≤ θ_r), computed at the block's first and last order.  A negative whose rank is the same at both
    orders and not within a rounding tolerance of a threshold is assigned by comparisons; the few
    whose rank depends on the exact order form contiguous groups with known order offsets and go to
    Algorithm 2 with their own interval.  Wide blocks send their negatives above the cut to
    Algorithm 2 with the interval [o, u].
-4. A loss whose derivative can be positive skips step 1–3 and runs Algorithm 2 on all negatives
-   with the interval [1, P + 1].
+4. A loss whose derivative can be positive skips steps 1–2: all negatives form one block with the
+   interval [1, P + 1].
 
 Output (Lemma 6, Observation 2): c(negative of rank r) = 2(P + 1 − r)/(PN), c(k-th positive) =
 −2 #(negatives of rank ≤ k)/(PN), and Δ from the ± pattern (negatives per rank).
@@ -72,11 +74,18 @@ def _count_below(asc, n, s, lb, scale, n_cells):
     x = (s - asc[0]) * scale  # >= 0; compared as a float so a huge value cannot overflow int
     g = n_cells if x >= n_cells else int(x)
     r = lb[g]
-    while asc[r] < s:
-        r += 1
-    while r > 0 and asc[r - 1] >= s:
-        r -= 1
-    return r
+    r += asc[r] < s
+    if asc[r] >= s and (r == 0 or asc[r - 1] < s):
+        return r
+    lo = 0  # a dense cell or rounding: bisection keeps the worst case O(log P)
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if asc[mid] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True)
