@@ -28,31 +28,31 @@ _MIN_PARALLEL_SAMPLES = 100_000
 _CHUNKS_PER_JOB = 4
 
 
-def _oracle_chunk(oracle, scores, y, bounds):
-    """Run ``oracle`` on consecutive queries (module-level so joblib can ship it).
+def _oracle_chunk(oracle, scores, y, starts, ends):
+    """Run ``oracle`` on the queries ``scores[starts[k]:ends[k]]`` (module-level for joblib).
 
     Parameters
     ----------
     oracle : callable
         ``(scores, y) -> (c, delta)``.
     scores : ndarray of float64
-        Scores of the queries' samples, query after query.
+        Scores of a range of stacked rows holding the queries (rows between queries are ignored).
     y : ndarray of bool
         Their relevance.
-    bounds : ndarray of int
-        Query ``k`` is ``scores[bounds[k]:bounds[k + 1]]``.
+    starts, ends : ndarray of int
+        Query ``k`` is ``scores[starts[k]:ends[k]]``; ranges ascending and disjoint.
 
     Returns
     -------
     c : ndarray
-        The queries' ``c`` vectors, concatenated like ``scores``.
+        The queries' ``c`` in their rows, zero elsewhere (same length as ``scores``).
     delta : ndarray
         ``delta`` per query.
     """
-    c_all = np.empty(scores.shape[0])
-    delta = np.empty(bounds.shape[0] - 1)
+    c_all = np.zeros(scores.shape[0])
+    delta = np.empty(starts.shape[0])
     for k in range(delta.shape[0]):
-        a, b = bounds[k], bounds[k + 1]
+        a, b = starts[k], ends[k]
         c, delta[k] = oracle(scores[a:b], y[a:b])
         c = np.asarray(c, dtype=np.float64)
         if c.shape != (b - a,):
@@ -164,9 +164,11 @@ class StructuredHinge:
 
     Notes
     -----
-    The rows of all queries are stacked once (a view when the queries are ``0..n-1`` in order) and
-    each query's rows are kept as a zero-copy block, so nothing is re-sliced per iteration. A full
-    pass costs one product ``X @ w``, the oracle calls and one product with ``X.T``.
+    When the queries are ascending, disjoint ranges of rows (as ``qid``-sorted data give, even with
+    degenerate queries dropped) the problem works on a view of ``X``; otherwise the queries' rows are
+    copied once, query after query. Each query's rows are kept as a zero-copy block, so nothing is
+    re-sliced per iteration. A full pass costs one product ``X @ w`` (over the rows from the first
+    query to the last), the oracle calls and one product with ``X.T``.
     """
 
     def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None):
@@ -186,19 +188,28 @@ class StructuredHinge:
         self.n_features = X.shape[1]
         self.n_queries = len(queries)
 
+        first = np.array([q[0] for q in queries])
+        last = np.array([q[-1] for q in queries])
         sizes = np.array([q.size for q in queries], dtype=np.int64)
-        self._bounds = np.concatenate([[0], np.cumsum(sizes)])
-        order = np.concatenate(queries)
-        if order.size == n and np.array_equal(order, np.arange(n)):
-            self._X_stacked = X
-        else:
+        contiguous = (
+            np.all(last - first + 1 == sizes)
+            and all(np.array_equal(q, np.arange(q[0], q[-1] + 1)) for q in queries)
+            and np.all(first[1:] > last[:-1])
+        )
+        if contiguous:  # queries are ascending row ranges: work on a view of X, gaps ignored
+            lo, hi = int(first[0]), int(last[-1]) + 1
+            self._X_stacked = _row_block(X, lo, hi)
+            self._y_stacked = y[lo:hi]
+            self._starts, self._ends = first - lo, last + 1 - lo
+        else:  # rows of the queries copied once, query after query
+            order = np.concatenate(queries)
             self._X_stacked = X[order]
-        self._y_stacked = y[order]
-        self._y_segments = [self._y_stacked[a:b] for a, b in zip(self._bounds[:-1], self._bounds[1:])]
-        self._X_blocks = [
-            _row_block(self._X_stacked, self._bounds[k], self._bounds[k + 1])
-            for k in range(self.n_queries)
-        ]
+            self._y_stacked = y[order]
+            self._ends = np.cumsum(sizes)
+            self._starts = self._ends - sizes
+        self._y_segments = [self._y_stacked[a:b] for a, b in zip(self._starts, self._ends)]
+        self._X_blocks = [_row_block(self._X_stacked, a, b)
+                          for a, b in zip(self._starts, self._ends)]
         self.oracle_seconds = 0.0
         self.matvec_seconds = 0.0
         self.n_oracle_calls = 0
@@ -230,29 +241,33 @@ class StructuredHinge:
         n_jobs = effective_n_jobs(self.n_jobs)
         return n_jobs if n_jobs > 1 else 0
 
-    def _run_oracles(self, scores, y, bounds):
-        """``(c, delta)`` of consecutive queries (see `_oracle_chunk`), in parallel chunks of about
-        equal size when worthwhile; each chunk ships as a few contiguous arrays."""
+    def _run_oracles(self, scores, y, starts, ends):
+        """``(c, delta)`` of the queries ``scores[starts[k]:ends[k]]`` (see `_oracle_chunk`), in
+        parallel chunks of about equal size when worthwhile; a chunk ships as contiguous arrays."""
         t0 = time.perf_counter()
-        m = bounds.shape[0] - 1
-        n_jobs = self._use_parallel(scores.shape[0], m)
+        m = starts.shape[0]
+        n_jobs = self._use_parallel(int((ends - starts).sum()), m)
         if n_jobs:
             n_chunks = min(m, n_jobs * _CHUNKS_PER_JOB)
-            targets = bounds[-1] * np.arange(1, n_chunks) / n_chunks
-            cuts = np.unique(np.concatenate([[0], np.searchsorted(bounds, targets), [m]]))
+            cum = np.cumsum(ends - starts)
+            cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_chunks) / n_chunks) + 1
+            cuts = np.unique(np.concatenate([[0], cuts, [m]]).clip(0, m))
             parts = Parallel(n_jobs=n_jobs)(
                 delayed(_oracle_chunk)(
                     self.oracle,
-                    scores[bounds[a] : bounds[b]],
-                    y[bounds[a] : bounds[b]],
-                    bounds[a : b + 1] - bounds[a],
+                    scores[starts[a] : ends[b - 1]],
+                    y[starts[a] : ends[b - 1]],
+                    starts[a:b] - starts[a],
+                    ends[a:b] - starts[a],
                 )
                 for a, b in zip(cuts[:-1], cuts[1:])
             )
-            c_all = np.concatenate([c for c, _ in parts])
+            c_all = np.zeros(scores.shape[0])
+            for (a, b), (c, _) in zip(zip(cuts[:-1], cuts[1:]), parts):
+                c_all[starts[a] : ends[b - 1]] = c
             delta = np.concatenate([d for _, d in parts])
         else:
-            c_all, delta = _oracle_chunk(self.oracle, scores, y, bounds)
+            c_all, delta = _oracle_chunk(self.oracle, scores, y, starts, ends)
         self.oracle_seconds += time.perf_counter() - t0
         self.n_oracle_calls += m
         return c_all, delta
@@ -260,7 +275,7 @@ class StructuredHinge:
     def _full_pass(self, w):
         """Scores of the stacked rows, and ``(c, delta)`` of every query at ``w``."""
         s = self._matvec(self._X_stacked, w)
-        return (s, *self._run_oracles(s, self._y_stacked, self._bounds))
+        return (s, *self._run_oracles(s, self._y_stacked, self._starts, self._ends))
 
     # ------------------------------------------------------------------ public API
     def scores(self, w):
@@ -295,10 +310,11 @@ class StructuredHinge:
         w = self._check_w(w)
         if queries is None:
             _, c_all, delta = self._full_pass(w)
-            b = self._bounds
+            sizes = self._ends - self._starts
+            cols = np.concatenate([np.arange(a, b) for a, b in zip(self._starts, self._ends)])
             Cmat = sp.csr_matrix(
-                (c_all, np.arange(b[-1]), b),
-                shape=(self.n_queries, b[-1]),
+                (c_all[cols], cols, np.concatenate([[0], np.cumsum(sizes)])),
+                shape=(self.n_queries, c_all.shape[0]),
             )
             t0 = time.perf_counter()
             G = Cmat @ self._X_stacked
@@ -311,7 +327,7 @@ class StructuredHinge:
         scores = np.concatenate([self._matvec(self._X_blocks[k], w) for k in idx])
         y = np.concatenate([self._y_segments[k] for k in idx])
         bounds = np.concatenate([[0], np.cumsum([self._X_blocks[k].shape[0] for k in idx])])
-        c_all, delta = self._run_oracles(scores, y, bounds)
+        c_all, delta = self._run_oracles(scores, y, bounds[:-1], bounds[1:])
         G = np.empty((idx.size, self.n_features))
         for row, k in enumerate(idx):
             G[row] = self._matvec(self._X_blocks[k].T, c_all[bounds[row] : bounds[row + 1]])

@@ -201,3 +201,35 @@ def test_hinge_matches_enumeration_hypothesis(sizes, n_pos_frac, duplicate_rows,
         delta, G = prob.planes(w)
         np.testing.assert_allclose(delta + G @ w, direct_hinge(X, y, queries, w), rtol=1e-12,
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
+def test_row_ranges_with_gaps_match_compacted_problem(monkeypatch, n_jobs, fmt):
+    """Queries as ascending row ranges with unused rows between them (a view of X is used)."""
+    monkeypatch.setattr(problem_module, "_MIN_PARALLEL_SAMPLES", 0)
+    X, y, queries = tiny_ranking_problem(12, n_queries=7, sizes=(5, 7, 6))
+    rng = np.random.default_rng(12)
+    gaps = rng.integers(0, 3, size=len(queries) + 1)
+    rows, gapped_queries, start = [], [], 0
+    for q, gap in zip(queries, gaps):
+        filler = rng.normal(size=(gap, X.shape[1])) * 100
+        rows.append((filler, np.zeros(gap, dtype=bool)))
+        start += gap
+        rows.append((X[q], y[q]))
+        gapped_queries.append(np.arange(start, start + q.size))
+        start += q.size
+    Xg = np.vstack([r for r, _ in rows])
+    yg = np.concatenate([t for _, t in rows])
+    gapped = StructuredHinge(fmt(Xg), yg, gapped_queries, brute_ap_oracle, n_jobs=n_jobs)
+    assert gapped._X_stacked.shape[0] <= Xg.shape[0]  # no copy of the rows
+    compact = StructuredHinge(X, y, queries, brute_ap_oracle)
+    w = rng.normal(size=X.shape[1])
+    for a, b in zip(gapped.planes(w), compact.planes(w)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    for a, b in zip(gapped.planes(w, [4, 1]), compact.planes(w, [4, 1])):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    Hg, gg = gapped.hinge(w)
+    Hc, gc = compact.hinge(w)
+    assert Hg == pytest.approx(Hc, abs=1e-12)
+    np.testing.assert_allclose(gg, gc, atol=1e-12)
