@@ -151,9 +151,12 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     --------
     >>> import numpy as np
     >>> from ssvm.losses import loss_augmented_inference
-    >>> c, delta = loss_augmented_inference(np.array([2.0, 1.0, 0.5]), np.array([1, 0, 1]))
-    >>> float(round(delta + np.array([2.0, 1.0, 0.5]) @ c, 6))
-    0.25
+    >>> scores = np.array([2.0, 1.0, 0.5])
+    >>> c, delta = loss_augmented_inference(scores, np.array([1, 0, 1]))
+    >>> c.tolist(), round(delta, 4)  # the negative goes between the positives
+    ([0.0, 1.0, -1.0], 0.1667)
+    >>> round(float(delta + scores @ c), 4)  # the structured hinge H
+    0.6667
     """
     f = get_oracle(loss, oracle, **loss_params)
     s, yb = validate_scores_labels(scores, y)
