@@ -1,9 +1,11 @@
 """The cutting plane against the full primal QP solved directly, its certificates, and LinearSVC."""
 
 import cvxpy as cp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
 from sklearn.svm import LinearSVC
 
 from solver_refs import ap_constraints, breast_cancer, brute_ap_oracle, tiny_ranking_problem, zero_one_oracle
@@ -120,3 +122,19 @@ def test_dense_and_sparse_input_and_qp_aliases_agree():
     assert a.n_iter == b.n_iter == c.n_iter
     np.testing.assert_allclose(a.w, b.w, atol=1e-10)
     np.testing.assert_array_equal(a.w, c.w)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    sizes=st.lists(st.integers(2, 6), min_size=1, max_size=3),
+    C_exp=st.integers(-2, 2),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_matches_full_primal_hypothesis(sizes, C_exp, d, seed):
+    X, y, queries = tiny_ranking_problem(seed, n_queries=len(sizes), d=d, sizes=tuple(sizes))
+    C = 10.0**C_exp
+    J_star, _ = full_primal(X, y, queries, C)
+    res = cutting_plane(StructuredHinge(X, y, queries, brute_ap_oracle), C, tol=1e-9)
+    assert res.converged
+    assert res.objective == pytest.approx(J_star, rel=1e-7, abs=1e-9)
