@@ -1,13 +1,14 @@
 """The structured hinge over queries, shared by every solver (DESIGN.md §1).
 
-For a weight vector ``w`` and queries ``q = 1..Q`` (index sets into the rows of ``X``), each query's
-structured hinge is evaluated by its loss-augmented inference oracle ``(scores_q, y_q) -> (c_q, delta_q)``:
+For a weight vector ``w`` and queries ``q = 1..Q`` (index sets into the rows of ``X``), each
+query's structured hinge is evaluated by its loss-augmented inference oracle
+``(scores_q, y_q) -> (c_q, delta_q)``:
 
     H_q(w) = delta_q + s_q @ c_q = delta_q + w @ G_q,   s_q = X_q @ w,   G_q = X_q.T @ c_q,
 
-and the training objective is ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)``. ``G_q`` is a subgradient of ``H_q``
-at ``w`` and ``(delta_q, G_q)`` is the tight supporting plane there. This module is the only place in the
-package that calls oracles.
+and the training objective is ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)``. ``G_q`` is a subgradient
+of ``H_q`` at ``w`` and ``(delta_q, G_q)`` is the tight supporting plane there. This module is the
+only place in the package that calls oracles.
 """
 
 import logging
@@ -138,8 +139,8 @@ class StructuredHinge:
         Row indices of each query. Each must hold at least one positive and one negative
         (the estimator drops degenerate queries before building the problem).
     oracle : callable
-        Picklable loss-augmented inference ``f(scores, y) -> (c, delta)`` (``ssvm.losses.get_oracle``),
-        called without validation.
+        Picklable loss-augmented inference ``f(scores, y) -> (c, delta)``
+        (``ssvm.losses.get_oracle``), called without validation.
     fit_intercept : bool, default=False
         Append a constant-1 feature, regularised like the other weights (as liblinear does);
         ``w`` then has ``n_features + 1`` entries, the last being the intercept.
@@ -164,11 +165,11 @@ class StructuredHinge:
 
     Notes
     -----
-    When the queries are ascending, disjoint ranges of rows (as ``qid``-sorted data give, even with
-    degenerate queries dropped) the problem works on a view of ``X``; otherwise the queries' rows are
-    copied once, query after query. Each query's rows are kept as a zero-copy block, so nothing is
-    re-sliced per iteration. A full pass costs one product ``X @ w`` (over the rows from the first
-    query to the last), the oracle calls and one product with ``X.T``.
+    When the queries are ascending, disjoint ranges of rows (as ``qid``-sorted data give, even
+    with degenerate queries dropped) the problem works on a view of ``X``; otherwise the queries'
+    rows are copied once, query after query. Each query's rows are kept as a zero-copy block, so
+    nothing is re-sliced per iteration. A full pass costs one product ``X @ w`` (over the rows from
+    the first query to the last), the oracle calls and one product with ``X.T``.
     """
 
     def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None):

@@ -70,7 +70,8 @@ def test_dense_and_sparse_agree_with_zero_one_formula(fit_intercept):
     y[:2] = [True, False]
     queries = [np.arange(0, 25), np.arange(25, 60)]
     dense = StructuredHinge(X, y, queries, zero_one_oracle, fit_intercept=fit_intercept)
-    csr = StructuredHinge(sp.csr_matrix(X), y, queries, zero_one_oracle, fit_intercept=fit_intercept)
+    csr = StructuredHinge(sp.csr_matrix(X), y, queries, zero_one_oracle,
+                          fit_intercept=fit_intercept)
     assert dense.n_features == csr.n_features == 5 + fit_intercept
     Xi = np.hstack([X, np.ones((60, 1))]) if fit_intercept else X
     for _ in range(5):

@@ -1,8 +1,9 @@
 """Solvers of ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` (DESIGN.md §1), one function each.
 
-Every solver has the signature ``solver(problem, C, tol, max_iter, w0=None, callback=None, *, ...)``,
-takes a :class:`ssvm.problem.StructuredHinge` and returns a :class:`SolverResult`. All stop on a
-relative certified duality gap ``J_best − dual ≤ tol · J_best`` (or ``max_iter``, or the callback).
+Every solver has the signature
+``solver(problem, C, tol, max_iter, w0=None, callback=None, *, ...)``, takes a
+:class:`ssvm.problem.StructuredHinge` and returns a :class:`SolverResult`. All stop on a relative
+certified duality gap ``J_best − dual ≤ tol · J_best`` (or ``max_iter``, or the callback).
 
 SOLVERS
     Registry name -> solver function.

@@ -1,8 +1,9 @@
 """The structured SVM dual as one block per query, shared by Frank–Wolfe and Pegasos' certificate.
 
 With ``Q`` queries, block ``q`` is a convex combination of its oracle answers scaled as
-``w_s = −(C/Q)·G_q`` and ``ℓ_s = delta_q / Q``; ``w = Σ_q w_q`` and ``D = C·Σ_q ℓ_q − ½‖w‖²`` is the dual
-value (in units of ``J``), a lower bound on ``min J`` (Lacoste-Julien et al. 2013, with ``λ = 1/C``).
+``w_s = −(C/Q)·G_q`` and ``ℓ_s = delta_q / Q``; ``w = Σ_q w_q`` and ``D = C·Σ_q ℓ_q − ½‖w‖²`` is
+the dual value (in units of ``J``), a lower bound on ``min J`` (Lacoste-Julien et al. 2013, with
+``λ = 1/C``).
 """
 
 import numpy as np
@@ -70,7 +71,7 @@ class BlockDual:
         return gamma
 
     def batch_step(self, delta, G):
-        """One step of all blocks at once toward the vertices ``(delta[q], G[q])``; returns ``γ``."""
+        """One step of all blocks at once toward the vertices ``(delta[q], G[q])``; returns γ."""
         Ws, ls = -self.scale * G, delta / self.n_queries
         gamma, _ = fw_line_search(self.w, Ws.sum(axis=0), self.ell.sum(), ls.sum(), self.w,
                                   self.C)

@@ -1,9 +1,10 @@
 """1-slack cutting-plane training (Joachims, Finley & Yu, 2009).
 
-The objective ``J(w) = ½‖w‖² + C·H(w)`` is approximated from below by ``½‖w‖² + C·max_k (b_k + a_k·w)``
-(and ``H ≥ 0``) over a working set of planes, each the tight supporting plane of ``H`` at an iterate.
-Its dual is the small QP ``max_α b@α − ½αᵀMα`` over ``{α ≥ 0, Σα ≤ C}`` with ``M`` the Gram matrix of
-the ``a_k``; the next iterate is ``w = −Σ α_k a_k``.
+The objective ``J(w) = ½‖w‖² + C·H(w)`` is approximated from below by
+``½‖w‖² + C·max(0, max_k (b_k + a_k·w))`` over a working set of planes, each the tight supporting
+plane of ``H`` at an iterate (and ``H ≥ 0``). Its dual is the small QP ``max_α b@α − ½αᵀMα`` over
+``{α ≥ 0, Σα ≤ C}`` with ``M`` the Gram matrix of the ``a_k``; the next iterate is
+``w = −Σ α_k a_k``.
 """
 
 import logging
@@ -106,7 +107,8 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     tol : float, default=1e-3
         Stop when the certified gap ``primal − dual ≤ tol · primal`` (a *relative* gap), where
         ``primal`` is the lowest ``J`` evaluated so far and ``dual`` the best dual QP value; every
-        feasible dual value is a lower bound on ``min J``, so ``primal ≤ (1 + tol) · min J`` at exit.
+        feasible dual value is a lower bound on ``min J``, so ``primal ≤ (1 + tol) · min J`` at
+        exit.
     max_iter : int, default=1000
         Maximum rounds (oracle passes).
     w0 : ndarray of shape (n_features,), optional
@@ -114,8 +116,9 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     callback : callable, optional
         Called with each history record; returning True stops training.
     qp : {"auto", "active_set", "cvxpy"}, default="auto"
-        Dual QP solver: "auto" and "active_set" use :func:`~ssvm.solvers.qp.solve_capped_simplex_qp`;
-        "cvxpy" a :class:`~ssvm.solvers.qp.CvxpyDualQP` built once per call and re-solved warm.
+        Dual QP solver: "auto" and "active_set" use
+        :func:`~ssvm.solvers.qp.solve_capped_simplex_qp`; "cvxpy" a
+        :class:`~ssvm.solvers.qp.CvxpyDualQP` built once per call and re-solved warm.
     capacity : int, default=100
         Largest working set.
     prune_after : int, default=10

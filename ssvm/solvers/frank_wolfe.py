@@ -1,9 +1,11 @@
-"""Block-coordinate Frank–Wolfe on the structured SVM dual (Lacoste-Julien, Jaggi, Schmidt & Pletscher, 2013).
+"""Block-coordinate Frank–Wolfe on the structured SVM dual.
 
-With ``λ = 1/C`` and ``n = Q`` queries, ``J(w)/C = λ/2‖w‖² + (1/n) Σ_q H_q(w)`` is the paper's objective.
-The dual state is one pair ``(w_q, ℓ_q)`` per query, a convex combination of the query's
-oracle answers scaled as ``w_s = −(C/Q)·G_q`` and ``ℓ_s = delta_q / Q``; ``w = Σ_q w_q`` and the dual value
-(in units of ``J``) is ``D = C·Σ_q ℓ_q − ½‖w‖²``, a lower bound on ``min J``.
+Lacoste-Julien, Jaggi, Schmidt & Pletscher (2013). With ``λ = 1/C`` and ``n = Q`` queries,
+``J(w)/C = λ/2‖w‖² + (1/n) Σ_q H_q(w)`` is the paper's objective. The dual state is one pair
+``(w_q, ℓ_q)`` per query (:class:`~ssvm.solvers._block_dual.BlockDual`), a convex combination of
+the query's oracle answers scaled as ``w_s = −(C/Q)·G_q`` and ``ℓ_s = delta_q / Q``;
+``w = Σ_q w_q`` and the dual value (in units of ``J``) is ``D = C·Σ_q ℓ_q − ½‖w‖²``, a lower
+bound on ``min J``.
 """
 
 import logging
@@ -106,9 +108,9 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
     One iteration is a pass over the queries in random order, each block step taking the query's
     oracle answer at the current ``w`` as the Frank–Wolfe vertex with the exact line search. Every
     ``check_every`` passes, all queries' planes at ``w`` are computed in one full pass; they give
-    ``J(w)`` and the exact duality gap ``J(w) − D``, and are then used for one batch Frank–Wolfe step
-    (exact line search over all blocks at once). With a single query, every iteration is one batch
-    step: the better (in dual increase, both with exact line search) of the plain Frank–Wolfe step
+    ``J(w)`` and the exact duality gap ``J(w) − D``, and are then used for one batch Frank–Wolfe
+    step (exact line search over all blocks at once). With a single query, every iteration is one
+    batch step: the better (in dual increase, both with exact line search) of the plain Frank–Wolfe step
     and the *pairwise* step of Lacoste-Julien & Jaggi (2015), which moves weight from the worst
     active vertex to the new one and so avoids plain Frank–Wolfe's zig-zag near the optimum; one
     oracle call per iteration.

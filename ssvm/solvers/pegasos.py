@@ -1,9 +1,10 @@
-"""Pegasos: projected stochastic subgradient descent (Shalev-Shwartz, Singer, Srebro & Cotter, 2011).
+"""Pegasos: projected stochastic subgradient descent (Shalev-Shwartz, Singer, Srebro & Cotter 2011).
 
-``J(w)/C = λ/2‖w‖² + H(w)`` with ``λ = 1/C`` is Pegasos' objective. Step ``t`` samples a mini-batch of
-queries, takes ``w ← (1 − 1/t)·w − (C/t)·ĝ`` (``ĝ`` the batch mean of the queries' subgradients ``G_q``,
-step ``1/(λt)``), then projects onto the ball ``‖w‖ ≤ sqrt(2·C·H(0))`` that contains the optimum
-(``½‖w*‖² ≤ J(w*) ≤ J(0) = C·H(0)``). ``w`` is stored as ``a·v`` so the shrinking costs O(1).
+``J(w)/C = λ/2‖w‖² + H(w)`` with ``λ = 1/C`` is Pegasos' objective. Step ``t`` samples a mini-batch
+of queries, takes ``w ← (1 − 1/t)·w − (C/t)·ĝ`` (``ĝ`` the batch mean of the queries'
+subgradients ``G_q``, step ``1/(λt)``), then projects onto the ball ``‖w‖ ≤ sqrt(2·C·H(0))``
+that contains the optimum (``½‖w*‖² ≤ J(w*) ≤ J(0) = C·H(0)``). ``w`` is stored as ``a·v`` so the
+shrinking costs O(1).
 """
 
 import logging
@@ -33,13 +34,13 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     The returned iterate is the weighted average ``w̄_t = Σ_s s·w_s / Σ_s s`` (weights growing with
     the step, as in Lacoste-Julien, Schmidt & Bach 2012), which converges at rate O(1/t).
 
-    Stopping rule: every ``check_every`` epochs (an epoch is ``ceil(Q / batch_size)`` steps), one full
-    pass at ``w̄`` gives ``J(w̄)`` and every query's supporting plane there. A certified lower bound on
-    ``min J`` is the better of two dual values: (i) the dual QP (as in the cutting plane) over the
-    full planes of the checks, and (ii) when memory allows (``Q · n_features ≤ 5e7``), a block
-    Frank–Wolfe dual state fed with every per-query plane Pegasos computes (exact line search, so it
-    only improves; no extra oracle calls) plus a batch step with the check's planes. Training stops
-    when ``J_best − dual ≤ tol · J_best`` (relative), or after ``max_iter`` steps.
+    Stopping rule: every ``check_every`` epochs (an epoch is ``ceil(Q / batch_size)`` steps), one
+    full pass at ``w̄`` gives ``J(w̄)`` and every query's supporting plane there. A certified lower
+    bound on ``min J`` is the dual QP (as in the cutting plane) over the full planes of the checks
+    and, when memory allows (``Q · n_features ≤ 5e7``), the plane averaged by a block Frank–Wolfe
+    dual state that is fed with every per-query plane Pegasos computes (exact line search, so it
+    only improves; no extra oracle calls) plus a batch step with the check's planes. Training
+    stops when ``J_best − dual ≤ tol · J_best`` (relative), or after ``max_iter`` steps.
 
     Parameters
     ----------

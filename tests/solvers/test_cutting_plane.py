@@ -8,7 +8,13 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from sklearn.svm import LinearSVC
 
-from solver_refs import ap_constraints, breast_cancer, brute_ap_oracle, tiny_ranking_problem, zero_one_oracle
+from solver_refs import (
+    ap_constraints,
+    breast_cancer,
+    brute_ap_oracle,
+    tiny_ranking_problem,
+    zero_one_oracle,
+)
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import cutting_plane
 

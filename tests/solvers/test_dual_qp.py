@@ -72,7 +72,8 @@ def test_warm_start_gives_same_value():
         cold, _ = solve_capped_simplex_qp(M, b, C)
         start = rng.random(b.size) * C
         warm, _ = solve_capped_simplex_qp(M, b, C, start)
-        assert dual_value(M, b, warm) == pytest.approx(dual_value(M, b, cold), abs=1e-10 * max(1, C))
+        assert dual_value(M, b, warm) == pytest.approx(dual_value(M, b, cold),
+                                                       abs=1e-10 * max(1, C))
 
 
 def test_known_solutions():
@@ -110,7 +111,7 @@ def test_cvxpy_problem_is_dpp():
 
 
 def brute_force_qp(M, b, C):
-    """Best over every face of the lifted simplex of the face's affine-hull minimiser (KKT by lstsq).
+    """Best, over every face of the lifted simplex, of the face's affine-hull minimiser (lstsq).
 
     An extreme point of the optimal set is the unique minimiser over the affine hull of the face
     whose relative interior holds it, so enumerating faces finds the optimum.

@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 
-from solver_refs import LETOR, breast_cancer, brute_ap_oracle, letor, tiny_ranking_problem, zero_one_oracle
+from solver_refs import (
+    LETOR,
+    breast_cancer,
+    brute_ap_oracle,
+    letor,
+    tiny_ranking_problem,
+    zero_one_oracle,
+)
 from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS, cutting_plane
@@ -36,7 +43,8 @@ CASES = {
     "tiny_brute_ap": (tiny_random, brute_ap_oracle, 2.0, False),
     "bc_small_queries_brute_ap": (bc_small_queries, brute_ap_oracle, 1.0, False),
     "bc_small_queries_ap": (bc_small_queries, get_oracle("ap"), 1.0, False),
-    "bc_zero_one_intercept": (lambda: (*breast_cancer(), [np.arange(569)]), zero_one_oracle, 1.0, True),
+    "bc_zero_one_intercept": (lambda: (*breast_cancer(), [np.arange(569)]), zero_one_oracle, 1.0,
+                              True),
     "bc_ap": (lambda: (*breast_cancer(), [np.arange(569)]), get_oracle("ap"), 1.0, False),
     "letor_ap": (lambda: letor(max_queries=60), get_oracle("ap"), 1.0, False),
     "letor_ndcg": (lambda: letor(max_queries=60), get_oracle("ndcg"), 1.0, False),

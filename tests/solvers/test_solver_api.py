@@ -54,7 +54,8 @@ def test_callback_stops(prob, name):
         seen.append(record)
         return len(seen) == 2
 
-    res = SOLVERS[name](prob, 2.0, tol=0.0, max_iter=10_000, callback=stop_at_second, random_state=0)
+    res = SOLVERS[name](prob, 2.0, tol=0.0, max_iter=10_000, callback=stop_at_second,
+                        random_state=0)
     assert len(seen) == 2 and len(res.history) == 2 and not res.converged
     assert res.history == seen
     assert res.objective == pytest.approx(prob.objective(res.w, 2.0), rel=1e-12)
