@@ -110,10 +110,10 @@ def frank_wolfe(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *,
     ``check_every`` passes, all queries' planes at ``w`` are computed in one full pass; they give
     ``J(w)`` and the exact duality gap ``J(w) − D``, and are then used for one batch Frank–Wolfe
     step (exact line search over all blocks at once). With a single query, every iteration is one
-    batch step: the better (in dual increase, both with exact line search) of the plain Frank–Wolfe step
-    and the *pairwise* step of Lacoste-Julien & Jaggi (2015), which moves weight from the worst
-    active vertex to the new one and so avoids plain Frank–Wolfe's zig-zag near the optimum; one
-    oracle call per iteration.
+    batch step: the better (in dual increase, both with exact line search) of the plain
+    Frank–Wolfe step and the *pairwise* step of Lacoste-Julien & Jaggi (2015), which moves weight
+    from the worst active vertex to the new one and so avoids plain Frank–Wolfe's zig-zag near the
+    optimum; one oracle call per iteration.
 
     Parameters
     ----------
