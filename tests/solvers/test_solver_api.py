@@ -1,5 +1,7 @@
 """The common solver interface: history, callback, warm start, reproducibility, bad arguments."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,12 @@ def test_solver_specific_bad_arguments(prob):
         pegasos(prob, 1.0, check_every=0)
     with pytest.raises(ValueError, match="check_every"):
         frank_wolfe(prob, 1.0, check_every=0)
+
+
+def test_pegasos_certificate_without_block_dual(prob, optimum, monkeypatch):
+    """Large Q·d: only the check planes certify; the bound stays valid and training still stops."""
+    monkeypatch.setattr(sys.modules["ssvm.solvers.pegasos"], "_MAX_PLANE_STORE", 0)
+    res = pegasos(prob, 2.0, tol=1e-2, max_iter=20000, random_state=0)
+    assert res.converged
+    assert res.objective <= optimum.objective * (1 + 1e-2)
+    assert all(r["dual"] <= optimum.objective * (1 + 1e-9) for r in res.history)
