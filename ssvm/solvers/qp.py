@@ -107,10 +107,11 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
     """Exact solution of ``max b@α − ½αᵀMα`` over ``{α ≥ 0, Σα ≤ C}``.
 
     A primal active-set method on the lifted simplex ``{(α, s) ≥ 0 : Σα + s = C}``: on the current
-    free set it takes the exact Newton step within the face (eigen-decomposition of the reduced
-    Hessian, so a singular ``M`` is handled: zero-curvature descent directions are followed to the
-    boundary), drops a blocking variable when the step leaves the face, and otherwise frees the
-    variable with the most negative Lagrange multiplier until the KKT conditions hold.
+    free set it takes the exact Newton step within the face (Cholesky of the reduced Hessian, or
+    its eigen-decomposition when that is singular, so zero-curvature descent directions are
+    followed to the boundary), with an exact line search; it drops a blocking variable when the
+    step leaves the face, and at the face's optimum frees the variable with the most negative
+    Lagrange multiplier, until the KKT conditions hold.
 
     Parameters
     ----------
@@ -152,7 +153,7 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
     max_iter = 20 * n + 50 if max_iter is None else int(max_iter)
 
     g = Q @ x - q
-    need_step = True
+    need_step, stalled = True, False
     for it in range(1, max_iter + 1):
         F = np.flatnonzero(free)
         if need_step and F.size > 1:
@@ -161,8 +162,9 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
             curv = p @ QF @ p
             slope = g[F] @ p
             if slope >= 0:  # already optimal on this face (up to rounding)
-                need_step = False
+                need_step, stalled = False, True
                 continue
+            stalled = False
             t_line = -slope / curv if curv > 0 else np.inf
             neg = p < 0
             ratios = -x[F][neg] / p[neg]
@@ -180,13 +182,16 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
             continue
         # on the face optimum: Lagrange multipliers of x_i >= 0 are g_i - mu
         mu = g[F].mean()
+        if not stalled and F.size > 1 and np.abs(g[F] - mu).max() > kkt_tol:
+            need_step = True  # a line-search step ended inside the face short of its optimum
+            continue
         viol = g - mu
         viol[free] = np.inf
         j = int(np.argmin(viol))
         if viol[j] >= -kkt_tol:
             return x[:K].copy(), it
         free[j] = True
-        need_step = True
+        need_step, stalled = True, False
     logger.warning("capped-simplex QP: no convergence in %d active-set iterations", max_iter)
     return x[:K].copy(), max_iter
 
