@@ -46,7 +46,7 @@ __all__ = ["qs_oracle"]
 _GRID_PER_POSITIVE = 16
 _MAX_CELLS = 1 << 20
 _NARROW = 8
-_BIG_BLOCK = 1 << 14
+_BIG_BLOCK = 1 << 11
 _CUT_SAMPLE = 512
 
 
@@ -254,7 +254,7 @@ def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, 
             n_open += size[u]
             if use_blocks:
                 cut[u] = _cut_value(j0 + 1, o, u, sp, inv, kind, table, n_pos)
-                if size[u] >= _BIG_BLOCK:
+                if size[u] >= _BIG_BLOCK and 16 * size[u] >= scores.size:  # cheap to sample
                     cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, sp, inv, kind, table,
                                                      n_pos))
     return open_lo, offset, cut, n_open
