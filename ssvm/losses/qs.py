@@ -58,7 +58,7 @@ def _grid(asc, n_cells):
     scale = 0.0
     if width > 0.0 and np.isfinite(1.0 / width):
         scale = 1.0 / width
-    lb = np.empty(n_cells + 1, dtype=np.int64)
+    lb = np.empty(n_cells + 1, dtype=np.int32)
     k = 0
     for g in range(n_cells + 1):
         t = lo + g * width
