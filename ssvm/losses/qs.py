@@ -143,11 +143,11 @@ def _block_pass(scores, y, sp, inv, c, block, size, top):
 
 
 @njit(cache=True)
-def _sample_cut(scores, y, block, u, size_u, j0, o, sp, inv, kind, table, n_pos):
+def _sample_cut(scores, y, block, u, size_u, j0, o, r, sp, inv, kind, table, n_pos):
     """A higher cut for a big block, where the first-order cut is too cautious (orders grow fast).
 
     A random sample of the block's scores, sorted, estimates the order of each sample score; the
-    highest sample score whose (score, conservatively estimated order) already has rank u, lowered
+    highest sample score whose (score, conservatively estimated order) already has rank r, lowered
     by two sample steps, is returned (−inf if none).  The caller certifies the cut exactly.
     """
     n = scores.size
@@ -173,7 +173,7 @@ def _sample_cut(scores, y, block, u, size_u, j0, o, sp, inv, kind, table, n_pos)
     while lo < hi:
         q = (lo + hi) >> 1
         j = j0 + 1 + int(0.7 * q * size_u / got)
-        if best_rank(smp[q], j, o, u, sp, inv, kind, table, n_pos) == u:
+        if best_rank(smp[q], j, o, r, sp, inv, kind, table, n_pos) == r:
             hi = q
         else:
             lo = q + 1
@@ -235,33 +235,50 @@ def _first_opts(size, top, use_blocks, sp, inv, kind, table, offset):
 
 @njit(cache=True)
 def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, counts):
-    """opt of each block's first negative: collapsed blocks are counted, open ones get (o, offset, cut)."""
+    """Rank interval [o, r] of every block; collapsed blocks are counted, open ones get (o, r, offset, cut).
+
+    o = opt of the block's first negative; r = min(u, opt of the next non-empty block's first negative)
+    (that negative scores lower and comes later, so its opt bounds the block's from above).  The
+    intervals of consecutive blocks share one rank at most, so every O(r − o) scan below sums to
+    O(P) over the blocks (the accounting of Proposition 3).
+    """
     n_pos = sp.size
-    open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed, else the lowest possible rank o
+    open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed at u, else the lowest possible rank o
+    hi_rank = np.arange(n_pos + 2)  # the highest possible rank r <= u
     offset = np.zeros(n_pos + 2, dtype=np.int64)  # the block's orders are offset + 1 .. offset + size
-    cut = np.full(n_pos + 2, -np.inf)  # negatives scoring below the cut surely have rank u
+    cut = np.full(n_pos + 2, -np.inf)  # negatives scoring below the cut surely have rank r
     first = _first_opts(size, top, use_blocks, sp, inv, kind, table, offset)
     n_open = 0
+    nxt = n_pos + 2
+    for u in range(n_pos + 1, 0, -1):
+        if size[u] == 0:
+            continue
+        if nxt <= n_pos + 1 and first[nxt] < u:
+            hi_rank[u] = first[nxt]
+        nxt = u
     for u in range(1, n_pos + 2):
         if size[u] == 0:
             continue
         o = first[u]
+        r = hi_rank[u]
         j0 = offset[u]
         if o == u:
             counts[u - 1] += size[u]
         else:
             open_lo[u] = o
             n_open += size[u]
-            if use_blocks:
-                cut[u] = _cut_value(j0 + 1, o, u, sp, inv, kind, table, n_pos)
+            if o == r:  # collapsed below u: pass 2 rewrites the coefficients of pass 1
+                cut[u] = np.inf
+            elif use_blocks:
+                cut[u] = _cut_value(j0 + 1, o, r, sp, inv, kind, table, n_pos)
                 if size[u] >= _BIG_BLOCK and 16 * size[u] >= scores.size:  # cheap to sample
-                    cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, sp, inv, kind, table,
+                    cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, r, sp, inv, kind, table,
                                                      n_pos))
-    return open_lo, offset, cut, n_open
+    return open_lo, hi_rank, offset, cut, n_open
 
 
 @njit(cache=True)
-def _narrow_tables(open_lo, offset, size, sp, inv, kind, table):
+def _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind, table):
     """For narrow open blocks: d_j(k) and the rank thresholds at the block's first and last order."""
     n_pos = sp.size
     narrow = np.zeros(n_pos + 2, dtype=np.bool_)
@@ -272,19 +289,20 @@ def _narrow_tables(open_lo, offset, size, sp, inv, kind, table):
     tol = np.zeros(n_pos + 2, dtype=np.float64)
     for u in range(1, n_pos + 2):
         o = open_lo[u]
-        if o > 0 and u - o <= _NARROW:
+        r = hi_rank[u]
+        if o > 0 and 0 < r - o <= _NARROW:
             narrow[u] = True
-            for k in range(o, u):  # the same values loss_step gives everywhere else
+            for k in range(o, r):  # the same values loss_step gives everywhere else
                 d_first[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
                 d_last[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
             row = slice(u * _NARROW, (u + 1) * _NARROW)
-            tol[u] = max(_thresholds(o, u, sp, inv, d_first[u], th_first[row]),
-                         _thresholds(o, u, sp, inv, d_last[u], th_last[row]))
+            tol[u] = max(_thresholds(o, r, sp, inv, d_first[u], th_first[row]),
+                         _thresholds(o, r, sp, inv, d_last[u], th_last[row]))
     return narrow, d_first, d_last, th_first, th_last, tol
 
 
 @njit(cache=True)
-def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
+def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
     n = scores.size
     n_pos = sp.size
     n_neg = n - n_pos
@@ -302,13 +320,15 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
             if not y[i]:
                 block[i] = last
                 size[last] += 1
-    open_lo, offset, cut, n_open = _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table,
-                                                counts)
+    open_lo, hi_rank, offset, cut, n_open = _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind,
+                                                         table, counts)
     if n_open == 0:
         return _finish(c, counts, pos_ids, n_pos, inv)
-    narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, offset, size, sp, inv, kind, table)
-    # pass 2 over the open blocks' negatives scoring >= cut: narrow blocks assign the certain ones
-    # by thresholds; the rest is gathered, grouped by block, for Algorithm 2
+    narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
+                                                                     table)
+    # pass 2 over the open blocks' negatives: below the cut they have rank r (certified below); of
+    # the others, narrow blocks assign the certain ones by thresholds; the rest is gathered, grouped
+    # by block, for Algorithm 2
     hist = np.zeros((n_pos + 2, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per block
     n_ge = np.zeros(n_pos + 2, dtype=np.int64)
     vals = np.empty(n_open, dtype=np.float64)
@@ -329,7 +349,10 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
         if o == 0:
             continue
         s = scores[i]
-        if s < cut[u]:  # rank u (certified below)
+        r = hi_rank[u]
+        if s < cut[u]:  # rank r (certified below); pass 1 wrote the coefficient of rank u
+            if r != u:
+                c[i] = (last - r) * inv
             continue
         n_ge[u] += 1
         if narrow[u]:
@@ -349,8 +372,8 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
                 near |= abs(s - tb) <= tl
             if near or ra != rb:
                 if near:
-                    ra = _scan_row(s, o, u, o, sp, inv, d_first[u])
-                    rb = ra if ra == u else _scan_row(s, ra, u, o, sp, inv, d_last[u])
+                    ra = _scan_row(s, o, r, o, sp, inv, d_first[u])
+                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[u])
                 if ra != rb:  # the rank depends on the exact order: resolved below
                     t = fill[u]
                     vals[t] = s
@@ -364,33 +387,46 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks):
         vals[t] = s
         ids[t] = i
         fill[u] = t + 1
+    # certify the cuts: the first negative below a cut has order offset + n_ge + 1 and a score
+    # < cut, so its opt is >= that of (cut, that order) (the argument of Observation 4)
+    failed = np.zeros(n_pos + 2, dtype=np.bool_)
+    n_failed = 0
+    for u in range(1, last + 1):
+        o = open_lo[u]
+        if o > 0 and n_ge[u] < size[u]:
+            r = hi_rank[u]
+            if force_fallback or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, r, sp, inv, kind, table,
+                                               n_pos) != r:
+                failed[u] = True
+                n_failed += 1
+    if n_failed > 0:  # rare fallback: Algorithm 2 on all the failed blocks' negatives (one gathering pass)
+        for u in range(1, last + 1):
+            if failed[u]:
+                fill[u] = start[u]
+        for i in range(n):
+            if not y[i] and failed[block[i]]:
+                u = block[i]
+                vals[fill[u]] = scores[i]
+                ids[fill[u]] = i
+                fill[u] += 1
     for u in range(1, last + 1):
         o = open_lo[u]
         if o == 0:
             continue
+        r = hi_rank[u]
         b0 = start[u]
         m = fill[u] - b0
-        # certify the cut: the first negative below it has order offset + n_ge + 1 and a score
-        # < cut, so its opt is >= that of (cut, that order) (the argument of Observation 4)
-        if n_ge[u] == size[u] or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, u, sp, inv, kind, table,
-                                           n_pos) == u:
-            counts[u - 1] += size[u] - n_ge[u]  # they keep the coefficient written in pass 1
+        if not failed[u]:
+            counts[r - 1] += size[u] - n_ge[u]
             if narrow[u]:
-                for t in range(u - o + 1):
+                for t in range(r - o + 1):
                     counts[o + t - 1] += hist[u, t]
                 if m > 0:
-                    _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, u, hist[u], sp, kind, table,
+                    _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, r, hist[u], sp, kind, table,
                                        n_pos, n_neg, c, counts)
                 continue
-        else:  # rare fallback: Algorithm 2 on all the block's negatives
-            m = 0
-            for i in range(n):
-                if not y[i] and block[i] == u:
-                    vals[b0 + m] = scores[i]
-                    ids[b0 + m] = i
-                    m += 1
         if m > 0:
-            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, u, sp, kind, table, n_pos, n_neg, c, counts)
+            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts)
     return _finish(c, counts, pos_ids, n_pos, inv)
 
 
@@ -506,7 +542,7 @@ def _finish(c, counts, pos_ids, n_pos, inv):
     return c, counts
 
 
-def qs_oracle(scores, y, loss):
+def qs_oracle(scores, y, loss, *, _force_fallback=False):
     """QS oracle (Algorithms 1–2) for any QS-suitable loss.
 
     Parameters
@@ -514,6 +550,9 @@ def qs_oracle(scores, y, loss):
     scores : ndarray of float64, shape (n,)
     y : ndarray of bool, shape (n,)
     loss : QSLoss
+    _force_fallback : bool, default=False
+        Private, for tests: treat every cut as failing its certification, so every block with a
+        cut takes the Algorithm-2 fallback on all its negatives (same result, slower).
 
     Returns
     -------
@@ -527,5 +566,6 @@ def qs_oracle(scores, y, loss):
     n_neg = scores.size - n_pos
     kind, table = loss.kernel_spec(n_pos, n_neg)
     use_blocks = loss.nonincreasing(n_pos, n_neg)
-    c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), use_blocks)
+    c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), use_blocks,
+                         bool(_force_fallback))
     return c, float(loss.value(counts))
