@@ -15,11 +15,18 @@ from numba import njit
 
 from ._rank_kernels import best_rank
 
-__all__ = ["opt_ranks", "assign_block"]
+__all__ = ["opt_ranks", "assign_block", "new_work"]
 
 _SAMPLE = 64
 _SAMPLE_MIN = 1024
 _MARGIN = 2
+
+
+@njit(cache=True)
+def new_work():
+    """Work buffers of :func:`opt_ranks` (its explicit stack and pivot sample), allocated once per
+    oracle call and shared by all its blocks."""
+    return np.empty((128, 4), dtype=np.int64), np.empty(_SAMPLE, dtype=np.float64)
 
 
 @njit(cache=True)
@@ -167,12 +174,11 @@ def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample):
 
 
 @njit(cache=True)
-def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_neg, c, counts):
+def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_neg, c, counts, work):
     """Algorithm 2 on buffer positions lo0..hi0-1 holding the negatives of orders
-    j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]."""
+    j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]; ``work`` from :func:`new_work`."""
     inv = 2.0 / (n_pos * n_neg)
-    stack = np.empty((128, 4), dtype=np.int64)
-    sample = np.empty(_SAMPLE, dtype=np.float64)
+    stack, sample = work
     top = _push(stack, 0, lo0, hi0, left, right)
     while top > 0:
         top -= 1

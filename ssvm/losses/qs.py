@@ -38,7 +38,7 @@ Time O(N log P + P log P), memory O(N + P).
 import numpy as np
 from numba import njit
 
-from ._qs_recursion import opt_ranks
+from ._qs_recursion import new_work, opt_ranks
 from ._rank_kernels import best_rank, loss_step, sorted_positives
 
 __all__ = ["qs_oracle"]
@@ -287,6 +287,8 @@ def _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind, table):
     th_first = np.full((n_pos + 2) * _NARROW, -np.inf)
     th_last = np.full((n_pos + 2) * _NARROW, -np.inf)
     tol = np.zeros(n_pos + 2, dtype=np.float64)
+    b = np.empty(_NARROW + 1, dtype=np.float64)
+    hull = np.empty(_NARROW + 1, dtype=np.int64)
     for u in range(1, n_pos + 2):
         o = open_lo[u]
         r = hi_rank[u]
@@ -296,8 +298,8 @@ def _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind, table):
                 d_first[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
                 d_last[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
             row = slice(u * _NARROW, (u + 1) * _NARROW)
-            tol[u] = max(_thresholds(o, r, sp, inv, d_first[u], th_first[row]),
-                         _thresholds(o, r, sp, inv, d_last[u], th_last[row]))
+            tol[u] = max(_thresholds(o, r, sp, inv, d_first[u], th_first[row], b, hull),
+                         _thresholds(o, r, sp, inv, d_last[u], th_last[row], b, hull))
     return narrow, d_first, d_last, th_first, th_last, tol
 
 
@@ -326,9 +328,27 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
         return _finish(c, counts, pos_ids, n_pos, inv)
     narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
                                                                      table)
-    # pass 2 over the open blocks' negatives: below the cut they have rank r (certified below); of
-    # the others, narrow blocks assign the certain ones by thresholds; the rest is gathered, grouped
-    # by block, for Algorithm 2
+    hist, n_ge, vals, ids, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow,
+                                                d_first, d_last, th_first, th_last, tol, sp, inv, c)
+    failed = _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table)
+    _gather_failed(scores, y, block, failed, start, fill, vals, ids)
+    _settle(vals, ids, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
+            n_neg, c, counts)
+    return _finish(c, counts, pos_ids, n_pos, inv)
+
+
+@njit(cache=True)
+def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_first, d_last, th_first, th_last, tol,
+           sp, inv, c):
+    """Pass 2 over the open blocks' negatives.
+
+    Below the cut a negative has rank r (certified afterwards); of the others, narrow blocks assign
+    the certain ones by thresholds (counted in ``hist``); the rest is gathered, grouped by block,
+    into (vals, ids) for Algorithm 2.
+    """
+    n = scores.size
+    n_pos = sp.size
+    last = n_pos + 1
     hist = np.zeros((n_pos + 2, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per block
     n_ge = np.zeros(n_pos + 2, dtype=np.int64)
     vals = np.empty(n_open, dtype=np.float64)
@@ -387,28 +407,54 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
         vals[t] = s
         ids[t] = i
         fill[u] = t + 1
-    # certify the cuts: the first negative below a cut has order offset + n_ge + 1 and a score
-    # < cut, so its opt is >= that of (cut, that order) (the argument of Observation 4)
+    return hist, n_ge, vals, ids, start, fill
+
+
+@njit(cache=True)
+def _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table):
+    """Blocks whose cut fails its exact certification.
+
+    The first negative below a cut has order offset + n_ge + 1 and a score < cut, so its opt is
+    >= that of (cut, that order) (the argument of Observation 4); rank r there certifies the cut.
+    """
+    n_pos = sp.size
     failed = np.zeros(n_pos + 2, dtype=np.bool_)
-    n_failed = 0
-    for u in range(1, last + 1):
+    for u in range(1, n_pos + 2):
         o = open_lo[u]
         if o > 0 and n_ge[u] < size[u]:
             r = hi_rank[u]
-            if force_fallback or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, r, sp, inv, kind, table,
-                                               n_pos) != r:
+            if force_fallback or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, r, sp, inv, kind, table, n_pos) != r:
                 failed[u] = True
-                n_failed += 1
-    if n_failed > 0:  # rare fallback: Algorithm 2 on all the failed blocks' negatives (one gathering pass)
-        for u in range(1, last + 1):
-            if failed[u]:
-                fill[u] = start[u]
-        for i in range(n):
-            if not y[i] and failed[block[i]]:
-                u = block[i]
-                vals[fill[u]] = scores[i]
-                ids[fill[u]] = i
-                fill[u] += 1
+    return failed
+
+
+@njit(cache=True)
+def _gather_failed(scores, y, block, failed, start, fill, vals, ids):
+    """Rare fallback: gather all the negatives of the failed blocks (one pass) for Algorithm 2."""
+    if not failed.any():
+        return
+    for u in range(failed.size):
+        if failed[u]:
+            fill[u] = start[u]
+    for i in range(scores.size):
+        if not y[i] and failed[block[i]]:
+            u = block[i]
+            vals[fill[u]] = scores[i]
+            ids[fill[u]] = i
+            fill[u] += 1
+
+
+@njit(cache=True)
+def _settle(vals, ids, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
+            n_neg, c, counts):
+    """Counts of the certain negatives; Algorithm 2 on the gathered ones of every open block."""
+    n_pos = sp.size
+    last = n_pos + 1
+    work = new_work()
+    m_max = 0
+    for u in range(1, last + 1):
+        m_max = max(m_max, fill[u] - start[u])
+    scratch = (np.empty(m_max, dtype=np.int64), np.empty(m_max, dtype=np.float64), np.empty(m_max, dtype=np.int64))
     for u in range(1, last + 1):
         o = open_lo[u]
         if o == 0:
@@ -423,11 +469,10 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
                     counts[o + t - 1] += hist[u, t]
                 if m > 0:
                     _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, r, hist[u], sp, kind, table,
-                                       n_pos, n_neg, c, counts)
+                                       n_pos, n_neg, c, counts, work, scratch)
                 continue
         if m > 0:
-            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts)
-    return _finish(c, counts, pos_ids, n_pos, inv)
+            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts, work)
 
 
 @njit(cache=True)
@@ -444,7 +489,7 @@ def _scan_row(s, lo, hi, o, sp, inv, drow):
 
 
 @njit(cache=True)
-def _thresholds(o, u, sp, inv, drow, out):
+def _thresholds(o, u, sp, inv, drow, out, b, hull):
     """Scores θ_r (r = o..u−1) with opt ≥ r + 1 ⟺ s ≤ θ_r, for one order j (d_j(k) = drow[k − o]).
 
     With B_t = Σ_{k=o}^{o+t−1} (sp_k + d_j(k)/inv), f(o + t) = inv·(B_t − t·s) + const: the best rank
@@ -452,16 +497,15 @@ def _thresholds(o, u, sp, inv, drow, out):
     (t, B_t), and the threshold between two hull vertices is the slope of the hull edge (ties go to
     the larger rank).  O(u − o).  Writes θ into out[r − o] (non-increasing); returns a tolerance
     well above the rounding error (scores that close to a θ are resolved by the exact scan).
+    ``b`` (float) and ``hull`` (int) are work buffers of length >= u − o + 1.
     """
     w = u - o
-    b = np.empty(w + 1, dtype=np.float64)
     b[0] = 0.0
     mag = 0.0
     for t in range(w):
         term = sp[o + t - 1] + drow[t] / inv
         b[t + 1] = b[t] + term
         mag += abs(sp[o + t - 1]) + abs(drow[t] / inv)
-    hull = np.empty(w + 1, dtype=np.int64)
     h = 0
     for x in range(w + 1):
         while h >= 2:
@@ -486,7 +530,8 @@ def _thresholds(o, u, sp, inv, drow, out):
 
 
 @njit(cache=True)
-def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, table, n_pos, n_neg, c, counts):
+def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, table, n_pos, n_neg, c, counts, work,
+                       scratch):
     """Algorithm 2 on the gathered negatives of a narrow block whose rank differs between the
     block's first and last order.
 
@@ -498,7 +543,7 @@ def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, tab
     """
     inv = 2.0 / (n_pos * n_neg)
     w = _NARROW + 1
-    key = np.empty(m, dtype=np.int64)
+    key, tv, ti = scratch  # work buffers of length >= m
     cnt = np.zeros(w * w + 1, dtype=np.int64)
     for t in range(m):
         s = vals[b0 + t]
@@ -509,16 +554,14 @@ def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, tab
         cnt[k + 1] += 1
     for k in range(w * w):
         cnt[k + 1] += cnt[k]
-    tv = np.empty(m, dtype=np.float64)
-    ti = np.empty(m, dtype=np.int64)
     put = cnt[:w * w].copy()
     for t in range(m):
         k = key[t]
         tv[put[k]] = vals[b0 + t]
         ti[put[k]] = ids[b0 + t]
         put[k] += 1
-    vals[b0:b0 + m] = tv
-    ids[b0:b0 + m] = ti
+    vals[b0:b0 + m] = tv[:m]
+    ids[b0:b0 + m] = ti[:m]
     for k in range(w * w):
         lo = cnt[k]
         hi = cnt[k + 1]
@@ -530,7 +573,7 @@ def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, tab
         for r in range(o, a + 1):
             above += hist_u[r - o]
         opt_ranks(vals, ids, b0 + lo, b0 + hi, j0 + above - (b0 + lo), a, b, sp, kind, table, n_pos, n_neg,
-                   c, counts)
+                  c, counts, work)
 
 
 @njit(cache=True)
