@@ -11,7 +11,9 @@ Each cell is the median time of one call in milliseconds and, in parentheses, it
 in that thread.  An oracle whose single call is predicted (from the previous, smaller N) to exceed
 ``--budget`` seconds is skipped and shown as "—".  At the end the issue's targets are checked at
 P = 1000, N = 10⁶ and the paper's Table-2-sized query (P = 300, N = 3000) is printed next to the
-paper's per-call numbers.
+paper's per-call numbers.  A "large P" section follows: n = 10⁵ and 10⁶ samples with 10 % positives
+(P ≈ n/10, scores N(0, 1) + 1 for positives), where QS must stay O(N log P + P log P); the O(PN)
+baselines run only where one call is predicted to take < ``LARGE_P_BUDGET`` seconds.
 
 Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--budget S] [--seed K]``.
 """
@@ -172,6 +174,50 @@ def paper_table2(repeat, seed):
     return out
 
 
+LARGE_P_ROWS = [("ap", "qs"), ("ndcg", "qs"), ("ap", "search"), ("ap", "yue"), ("ndcg", "chakrabarti")]
+LARGE_P_BUDGET = 5.0
+_QUADRATIC = {"yue", "chakrabarti", "dp"}  # cost ~ P·N; the others ~ n log n
+
+
+def large_p(n_list, repeat, seed, frac_pos=0.1, budget=LARGE_P_BUDGET):
+    """The large-P section: ms per call and ratio to np.sort of the negatives."""
+    rng = np.random.default_rng(seed)
+    records, last = [], {}
+    print(f"\nLarge P ({frac_pos:.0%} positives, positives shifted by +1), median ms per call "
+          f"(× = ratio to np.sort of the negatives):")
+    header = f"{'loss / oracle':<26}" + "".join(f"{'n=' + format(n, '.0e').replace('e+0', 'e'):>22}" for n in n_list)
+    print(header)
+    print("-" * len(header))
+    cells = {key: [] for key in [SORT] + LARGE_P_ROWS}
+    for n in n_list:
+        y = rng.random(n) < frac_pos
+        scores = rng.normal(size=n) + 1.0 * y
+        n_pos = int(y.sum())
+        n_neg = n - n_pos
+        sort_ms = time_call(np.sort, (scores[~y],), repeat, budget)
+        cells[SORT].append(f"{sort_ms:.3g} (P={n_pos})")
+        records.append(dict(P=n_pos, N=n_neg, loss=SORT[0], oracle=SORT[1], ms=sort_ms, ratio=1.0, skipped=None))
+        for loss, oracle in LARGE_P_ROWS:
+            rec = dict(P=n_pos, N=n_neg, loss=loss, oracle=oracle, ms=None, ratio=None, skipped=None)
+            if (loss, oracle) in last:
+                p0, n0, ms0 = last[(loss, oracle)]
+                grow = (n_pos * n_neg) / (p0 * n0) if oracle in _QUADRATIC else n * np.log(n) / (n0 * np.log(n0))
+                if ms0 * grow / 1e3 > budget:
+                    rec["skipped"] = f"predicted {ms0 * grow / 1e3:.0f} s > {budget:g} s"
+            if rec["skipped"] is None:
+                ms = time_call(get_oracle(loss, oracle), (scores, y), repeat, budget)
+                rec.update(ms=ms, ratio=ms / sort_ms)
+                last[(loss, oracle)] = (n_pos, n, ms)
+            records.append(rec)
+            cells[(loss, oracle)].append("—" if rec["skipped"] else f"{rec['ms']:.3g} ({rec['ratio']:.2g}×)")
+    for (loss, oracle), row in cells.items():
+        print(f"{loss + ' / ' + oracle:<26}" + "".join(f"{c:>22}" for c in row))
+    for rec in records:
+        if rec["skipped"]:
+            print(f"— {rec['loss']} / {rec['oracle']} at P={rec['P']}: skipped, {rec['skipped']}")
+    return records
+
+
 def main(argv=None):
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -193,10 +239,11 @@ def main(argv=None):
     if not args.quick:
         print_targets(records)
     table2 = paper_table2(repeat, args.seed)
+    big = large_p([10_000, 30_000] if args.quick else [100_000, 1_000_000], min(repeat, 3), args.seed)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2},
-                      fh, indent=1)
+            json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2,
+                       "large_p": big}, fh, indent=1)
     return 0
 
 

@@ -18,3 +18,6 @@ def test_bench_oracles_quick(tmp_path):
     cells = [r for r in data["records"] if r["loss"] == "ap" and r["oracle"] == "qs"]
     assert cells and all(r["ms"] > 0 for r in cells)
     assert {r["oracle"] for r in data["paper_table2"]} == {"qs", "yue", "chakrabarti"}
+    assert "Large P" in proc.stdout
+    big = [r for r in data["large_p"] if r["oracle"] == "qs"]
+    assert len(big) == 4 and all(r["ms"] > 0 and r["P"] > 500 for r in big)
