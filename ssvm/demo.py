@@ -650,7 +650,7 @@ def plot_precision_recall(models, X, y, path):
 # the demo job
 # --------------------------------------------------------------------------------------------
 #: C grid and folds of the full demo and of ``--quick``
-DEMO_GRID = (0.1, 1.0, 10.0, 100.0)
+DEMO_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 QUICK_GRID = (1.0,)
 SOLVER_NAMES = ("cutting_plane", "pegasos", "frank_wolfe")
 
@@ -707,7 +707,7 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
     X_train, X_test, y_train, y_test = _load_digits(quick, random_state)
     classes = np.unique(y_train)
     grid = QUICK_GRID if quick else DEMO_GRID
-    n_folds = 2 if quick else 3
+    n_folds = 2 if quick else 5
     logger.info("digits one-vs-rest: %d train / %d test images, %d classes, C grid %s",
                 len(y_train), len(y_test), len(classes), grid)
 
