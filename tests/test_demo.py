@@ -203,3 +203,16 @@ def test_cli_rejects_unknown_command():
 
     with pytest.raises(SystemExit):
         main(["nope"])
+
+
+def test_readme_starts_with_the_two_commands_and_its_example_parses():
+    import ast
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines[3].startswith("pip install . && ssvm demo")
+    assert lines[4].startswith('pip install ".[dev]" && python -m pytest -q')
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    ast.parse(example)
+    assert "RankSVM" in example and "GridSearchCV" in example and "qid=qid" in example
