@@ -48,6 +48,7 @@ _MAX_CELLS = 1 << 20
 _NARROW = 8
 _BIG_BLOCK = 1 << 11
 _CUT_SAMPLE = 512
+_SWEEP_MAX = 32  # narrow blocks with at most this many order-dependent negatives sort and sweep them
 
 
 @njit(cache=True)
@@ -328,12 +329,12 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
         return _finish(c, counts, pos_ids, n_pos, inv)
     narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
                                                                      table)
-    hist, n_ge, vals, ids, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow,
+    hist, n_ge, vals, ids, keys, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow,
                                                 d_first, d_last, th_first, th_last, tol, sp, inv, c)
     failed = _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table)
     _gather_failed(scores, y, block, failed, start, fill, vals, ids)
-    _settle(vals, ids, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
-            n_neg, c, counts)
+    _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind,
+            table, n_neg, c, counts)
     return _finish(c, counts, pos_ids, n_pos, inv)
 
 
@@ -353,6 +354,7 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
     n_ge = np.zeros(n_pos + 2, dtype=np.int64)
     vals = np.empty(n_open, dtype=np.float64)
     ids = np.empty(n_open, dtype=np.int64)
+    keys = np.empty(n_open, dtype=np.int16)  # narrow blocks: (a − o)·(_NARROW + 1) + (b − o), see _resolve_uncertain
     start = np.zeros(n_pos + 2, dtype=np.int64)
     fill = np.zeros(n_pos + 2, dtype=np.int64)
     pos = 0
@@ -398,6 +400,7 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
                     t = fill[u]
                     vals[t] = s
                     ids[t] = i
+                    keys[t] = (ra - o) * (_NARROW + 1) + (rb - o)
                     fill[u] = t + 1
                     continue
             c[i] = (last - ra) * inv
@@ -407,7 +410,7 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
         vals[t] = s
         ids[t] = i
         fill[u] = t + 1
-    return hist, n_ge, vals, ids, start, fill
+    return hist, n_ge, vals, ids, keys, start, fill
 
 
 @njit(cache=True)
@@ -445,7 +448,7 @@ def _gather_failed(scores, y, block, failed, start, fill, vals, ids):
 
 
 @njit(cache=True)
-def _settle(vals, ids, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
+def _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
             n_neg, c, counts):
     """Counts of the certain negatives; Algorithm 2 on the gathered ones of every open block."""
     n_pos = sp.size
@@ -468,8 +471,8 @@ def _settle(vals, ids, open_lo, hi_rank, offset, size, n_ge, narrow, hist, faile
                 for t in range(r - o + 1):
                     counts[o + t - 1] += hist[u, t]
                 if m > 0:
-                    _resolve_uncertain(vals, ids, b0, m, offset[u], size[u], o, r, hist[u], sp, kind, table,
-                                       n_pos, n_neg, c, counts, work, scratch)
+                    _resolve_uncertain(vals, ids, keys, b0, m, offset[u], o, hist[u], sp, kind, table, n_pos,
+                                       n_neg, c, counts, work, scratch)
                 continue
         if m > 0:
             opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts, work)
@@ -530,26 +533,55 @@ def _thresholds(o, u, sp, inv, drow, out, b, hull):
 
 
 @njit(cache=True)
-def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, table, n_pos, n_neg, c, counts, work,
+def _resolve_uncertain(vals, ids, keys, b0, m, j0, o, hist_u, sp, kind, table, n_pos, n_neg, c, counts, work,
                        scratch):
-    """Algorithm 2 on the gathered negatives of a narrow block whose rank differs between the
+    """Exact ranks of the gathered negatives of a narrow block whose rank differs between the
     block's first and last order.
 
-    Each such negative has a pair (a, b) = (its best rank at the first order, at the last one).
-    Negatives with the same pair are contiguous in the (−score, index) order, the groups are
-    ordered lexicographically by pair, and exactly the certain negatives of rank ≤ a lie above a
-    group (opt is monotone in score and in order).  So every group is an independent block with
-    the known order offset and rank interval [a, b].
+    Each such negative x has a pair (a, b) = (its best rank at the first order, at the last one),
+    stored in ``keys`` by pass 2, and a < b.  A certain negative z (one rank ρ at both orders) lies
+    above x iff ρ ≤ a (opt is monotone in score at a fixed order, and a < b), so x's order is
+    j0 + 1 + #{certain of rank ≤ a} + #{uncertain above x}.  Few of them (the usual case): sorted
+    by (−score, index) and swept, each opt searched in [max(a, previous opt), b].  Many: negatives
+    with the same pair are contiguous in that order and the groups are ordered lexicographically by
+    pair, so every group is an independent block for Algorithm 2 with a known order offset and rank
+    interval [a, b].
     """
     inv = 2.0 / (n_pos * n_neg)
     w = _NARROW + 1
+    below = np.empty(w + 1, dtype=np.int64)  # below[a - o + 1] = #{certain of rank <= a}
+    below[0] = 0
+    for t in range(w):
+        below[t + 1] = below[t] + hist_u[t]
+    if m <= _SWEEP_MAX:
+        for t in range(b0 + 1, b0 + m):  # insertion sort by (−score, index)
+            v = vals[t]
+            i = ids[t]
+            k = keys[t]
+            q = t - 1
+            while q >= b0 and (vals[q] < v or (vals[q] == v and ids[q] > i)):
+                vals[q + 1] = vals[q]
+                ids[q + 1] = ids[q]
+                keys[q + 1] = keys[q]
+                q -= 1
+            vals[q + 1] = v
+            ids[q + 1] = i
+            keys[q + 1] = k
+        prev = o
+        for t in range(m):
+            k = keys[b0 + t]
+            a = o + k // w
+            b = o + k % w
+            j = j0 + 1 + below[a - o + 1] + t
+            r = best_rank(vals[b0 + t], j, max(a, prev), b, sp, inv, kind, table, n_pos)
+            c[ids[b0 + t]] = (n_pos + 1 - r) * inv
+            counts[r - 1] += 1
+            prev = r
+        return
     key, tv, ti = scratch  # work buffers of length >= m
     cnt = np.zeros(w * w + 1, dtype=np.int64)
     for t in range(m):
-        s = vals[b0 + t]
-        ra = best_rank(s, j0 + 1, o, u, sp, inv, kind, table, n_pos)
-        rb = best_rank(s, j0 + size_u, ra, u, sp, inv, kind, table, n_pos)
-        k = (ra - o) * w + (rb - o)
+        k = keys[b0 + t]
         key[t] = k
         cnt[k + 1] += 1
     for k in range(w * w):
@@ -569,9 +601,7 @@ def _resolve_uncertain(vals, ids, b0, m, j0, size_u, o, u, hist_u, sp, kind, tab
             continue
         a = o + k // w
         b = o + k % w
-        above = lo  # uncertain negatives of the groups before this one
-        for r in range(o, a + 1):
-            above += hist_u[r - o]
+        above = lo + below[a - o + 1]  # uncertain negatives of the groups before this one, certain of rank <= a
         opt_ranks(vals, ids, b0 + lo, b0 + hi, j0 + above - (b0 + lo), a, b, sp, kind, table, n_pos, n_neg,
                   c, counts, work)
 
