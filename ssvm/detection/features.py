@@ -15,7 +15,8 @@ from .boxes import as_boxes
 from .hog import batch_hog, hog_length
 from .images import import_cv2, read_image
 
-__all__ = ["HogColorFeatures", "CropFeatures", "crop_windows", "extract_features"]
+__all__ = ["HogColorFeatures", "CropFeatures", "WithGeometry", "crop_windows", "extract_features",
+           "window_geometry"]
 
 
 def _shrink(image, boxes, max_side):
@@ -212,6 +213,83 @@ class CropFeatures:
         if not parts:
             raise ValueError("no windows: cannot infer the feature dimension")
         return np.concatenate(parts)
+
+
+#: Names of the columns of :func:`window_geometry`.
+GEOMETRY_COLUMNS = ("sqrt_area", "area", "log_aspect", "centre_x", "centre_y")
+
+
+def window_geometry(boxes, height, width):
+    """Geometry of windows relative to their image, 5 columns in about [-1, 1].
+
+    Columns (:data:`GEOMETRY_COLUMNS`): √a and a, where a is the window's share of the image area
+    (VOC inclusive pixels); log(width / height) of the window clipped to [-2, 2] and halved; the
+    window centre's x and y as fractions of the image side, minus ½ (up to half a pixel: VOC
+    inclusive coordinates). The whole image is about ``(1, 1, log(W/H)/2, 0, 0)``.
+
+    Parameters
+    ----------
+    boxes : array-like, shape (m, 4)
+        ``(x1, y1, x2, y2)`` in VOC pixel coordinates of a ``height × width`` image.
+    height, width : int
+
+    Returns
+    -------
+    ndarray of float64, shape (m, 5)
+    """
+    boxes = as_boxes(boxes)
+    if height < 1 or width < 1:
+        raise ValueError(f"image height and width must be >= 1, got {height} x {width}")
+    bw = boxes[:, 2] - boxes[:, 0] + 1.0
+    bh = boxes[:, 3] - boxes[:, 1] + 1.0
+    area = bw * bh / (float(height) * float(width))
+    return np.column_stack([
+        np.sqrt(area), area, np.clip(np.log(bw / bh), -2.0, 2.0) / 2.0,
+        (boxes[:, 0] + boxes[:, 2]) / (2.0 * width) - 0.5, (boxes[:, 1] + boxes[:, 3]) / (2.0 * height) - 0.5,
+    ])
+
+
+class WithGeometry:
+    """A window feature extractor with the windows' relative geometry appended.
+
+    φ(x, h) = [extractor(x, h), scale · window_geometry(h)]: lets a linear window scorer learn a
+    preference for window size, shape and position (with appearance-only features, latent
+    training in weak supervision tends to pick small discriminative patches).
+
+    Parameters
+    ----------
+    extractor : callable
+        ``extractor(image_rgb, boxes) -> (m, d)``, e.g. :class:`HogColorFeatures`.
+    scale : float, default=3.0
+        Weight of the geometry columns relative to the appearance features (the default
+        extractor's rows have unit norm).
+    """
+
+    def __init__(self, extractor, scale=3.0):
+        if not callable(extractor):
+            raise ValueError("extractor must be callable")
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(scale) or scale <= 0:
+            raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+        self.extractor = extractor
+        self.scale = float(scale)
+
+    @property
+    def n_features(self):
+        """Length of the feature vector (None if the wrapped extractor does not say)."""
+        inner = getattr(self.extractor, "n_features", None)
+        return None if inner is None else inner + len(GEOMETRY_COLUMNS)
+
+    def __repr__(self):
+        return f"WithGeometry({self.extractor!r}, scale={self.scale!r})"
+
+    def __call__(self, image, boxes):
+        """Features of windows of one image, shape (m, d + 5), float32."""
+        image = read_image(image)
+        boxes = as_boxes(boxes)
+        inner = np.asarray(self.extractor(image, boxes), dtype=np.float64)
+        geometry = self.scale * window_geometry(boxes, image.shape[0], image.shape[1])
+        return np.hstack([inner.reshape(boxes.shape[0], -1), geometry]).astype(np.float32)
 
 
 def check_feature_block(features, n_windows, where):

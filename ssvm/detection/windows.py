@@ -20,7 +20,7 @@ from joblib import Parallel, delayed
 
 from .images import image_id_of, import_cv2, read_image
 
-__all__ = ["selective_search", "selective_search_many", "whole_image_box"]
+__all__ = ["relative_areas", "selective_search", "selective_search_many", "whole_image_box"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,23 @@ def whole_image_box(height, width):
     return np.array([[1.0, 1.0, float(width), float(height)]])
 
 
+def relative_areas(boxes, height, width):
+    """Areas of boxes as fractions of a ``height × width`` image's area (VOC inclusive pixels).
+
+    Parameters
+    ----------
+    boxes : ndarray, shape (m, 4)
+        ``(x1, y1, x2, y2)`` in VOC pixel coordinates.
+    height, width : int or float
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+    """
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    return (boxes[:, 2] - boxes[:, 0] + 1.0) * (boxes[:, 3] - boxes[:, 1] + 1.0) / (float(height) * float(width))
+
+
 def _seed_c_rand(seed):
     """Seed C's ``rand()``, which OpenCV's selective search uses to rank its regions.
 
@@ -58,16 +75,20 @@ def _seed_c_rand(seed):
     return True
 
 
-def _check_params(mode, working_size, max_windows, min_size):
+def _check_params(mode, working_size, max_windows, min_size, min_area=0.0):
     if mode not in _MODES:
         raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+    if isinstance(min_area, bool) or not isinstance(min_area, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= min_area < 1.0:
+        raise ValueError(f"min_area must be a fraction of the image area in [0, 1), got {min_area!r}")
     for name, value, low in (("working_size", working_size, 16), ("max_windows", max_windows, 1),
                              ("min_size", min_size, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
-def selective_search(image, *, mode="fast", working_size=256, max_windows=400, min_size=8, seed=0):
+def selective_search(image, *, mode="fast", working_size=256, max_windows=400, min_size=8, min_area=0.0,
+                     seed=0):
     """Candidate windows of one image by OpenCV's selective search.
 
     The image is first shrunk so that its longer side is ``working_size`` pixels (never enlarged),
@@ -88,6 +109,11 @@ def selective_search(image, *, mode="fast", working_size=256, max_windows=400, m
         returns regions in its own (randomised hierarchical) ranking; the first ones are kept.
     min_size : int, default=8
         Regions narrower or shorter than this (in working-size pixels) are dropped.
+    min_area : float, default=0.0
+        Windows covering less than this fraction of the image area (VOC pixel areas) are dropped
+        *before* the ``max_windows`` cap; the whole-image window is always kept. A minimum size is
+        the usual prior of weakly supervised detection: without it, latent training tends to pick
+        small discriminative parts (a texture patch) instead of the object.
     seed : int, default=0
         Seed of the C ``rand()`` that OpenCV uses for that ranking, for reproducible results.
 
@@ -104,7 +130,7 @@ def selective_search(image, *, mode="fast", working_size=256, max_windows=400, m
     ValueError
         On bad parameters or an unreadable image.
     """
-    _check_params(mode, working_size, max_windows, min_size)
+    _check_params(mode, working_size, max_windows, min_size, min_area)
     cv2 = import_cv2()
     rgb = read_image(image)
     height, width = rgb.shape[:2]
@@ -138,6 +164,7 @@ def selective_search(image, *, mode="fast", working_size=256, max_windows=400, m
     boxes = np.clip(boxes, 1.0, [width, height, width, height])
     whole = whole_image_box(height, width)
     boxes = boxes[~np.all(boxes == whole, axis=1)]
+    boxes = boxes[relative_areas(boxes, height, width) >= min_area]
     _, first = np.unique(boxes, axis=0, return_index=True)
     boxes = boxes[np.sort(first)]
     return np.concatenate([whole, boxes[: max_windows - 1]])
@@ -172,7 +199,7 @@ def _windows_job(image, cache_path, params, single_thread):
 
 
 def selective_search_many(images, *, image_ids=None, cache_dir=None, n_jobs=None, mode="fast",
-                          working_size=256, max_windows=400, min_size=8, seed=0, verbose=0):
+                          working_size=256, max_windows=400, min_size=8, min_area=0.0, seed=0, verbose=0):
     """Selective-search windows for many images, in parallel, cached on disk per image.
 
     Parameters
@@ -185,7 +212,7 @@ def selective_search_many(images, *, image_ids=None, cache_dir=None, n_jobs=None
         changing any parameter changes the hash. Writes are atomic, so an interrupted run resumes.
     n_jobs : int, optional
         joblib worker count (None: 1, -1: all cores).
-    mode, working_size, max_windows, min_size, seed
+    mode, working_size, max_windows, min_size, min_area, seed
         As in :func:`selective_search`.
     verbose : int, default=0
         joblib verbosity.
@@ -202,7 +229,9 @@ def selective_search_many(images, *, image_ids=None, cache_dir=None, n_jobs=None
     """
     params = dict(mode=mode, working_size=working_size, max_windows=max_windows,
                   min_size=min_size, seed=seed)
-    _check_params(mode, working_size, max_windows, min_size)
+    _check_params(mode, working_size, max_windows, min_size, min_area)
+    if min_area:  # absent when 0, so that caches written before this option stay valid
+        params["min_area"] = float(min_area)
     images = list(images)
     if image_ids is None:
         image_ids = [image_id_of(image, i) for i, image in enumerate(images)]
