@@ -324,6 +324,35 @@ def evaluate_class(name, models, test, store):
     return area, eleven, image_ap
 
 
+def training_corloc(name, models, train, store, keep):
+    """CorLoc of each detector on its training positives: share whose chosen window hits a box.
+
+    The chosen window of a positive training image is the one its final model scores best (for
+    the latent models, the window CCCP would impute next; for ``whole_image``, the whole image);
+    a hit is IoU >= 0.5 with a non-difficult box of the class. The training boxes are read here
+    only to *report* localisation (the standard weakly supervised diagnostic) — never to train.
+    Also returns the median area of the chosen windows relative to their image.
+    """
+    from ssvm.detection import iou
+    from ssvm.detection.windows import relative_areas
+
+    images = np.flatnonzero(keep)
+    gt_boxes, gt_difficult = train.class_boxes(name)
+    positive = [k for k, i in enumerate(images) if (~gt_difficult[i]).any()]
+    corloc, median_area = {}, {}
+    for key in MODELS:
+        local = np.zeros(images.size, dtype=np.int64) if key == "whole_image" else models[key].latent_windows_
+        hits, areas = [], []
+        for k in positive:
+            i = images[k]
+            box = store.boxes[store.offsets[i] + local[k]][None, :]
+            hits.append(iou(box, gt_boxes[i][~gt_difficult[i]]).max() >= 0.5)
+            areas.append(relative_areas(box, *store.boxes[store.offsets[i], [3, 2]])[0])
+        corloc[key] = float(np.mean(hits)) if hits else float("nan")
+        median_area[key] = float(np.median(areas)) if areas else float("nan")
+    return corloc, median_area
+
+
 def warm_up_oracles():
     """Call the QS and Yue oracles once so that numba compilation is not counted as LAI time."""
     from ssvm.losses import get_oracle
@@ -364,6 +393,7 @@ def run(args):
                     test_store.n_windows, train_store.n_features)
 
         results, results_11, results_image, lai, chosen = {}, {}, {}, {"qs": 0.0, "yue": 0.0}, {}
+        corloc, window_area = {}, {}
         lai_calls = {"qs": 0, "yue": 0}
         train_seconds = {}
         for name in tqdm(classes, desc="classes", unit="class", file=sys.stderr):
@@ -386,6 +416,7 @@ def run(args):
                 lai_calls[oracle] += models[key].lai_calls_
             tic = time.perf_counter()
             results[name], results_11[name], results_image[name] = evaluate_class(name, models, test, test_store)
+            corloc[name], window_area[name] = training_corloc(name, models, train, train_store, keep)
             stage["evaluation"] += time.perf_counter() - tic
     if not results:
         raise SystemExit("no class could be trained")
@@ -403,6 +434,9 @@ def run(args):
         ap_table(results_11, "Test detection AP (VOC 2007 11-point rule, IoU>=0.5)"),
         ap_table(results_image, "Test image-level AP (images ranked by their best window: recognition "
                                 "without localisation)"),
+        ap_table(corloc, "Training CorLoc (positive training images whose best-scoring window has IoU>=0.5 "
+                         "with a box; boxes read only for this report)"),
+        ap_table(window_area, "Median area of that window / image area (training positives)"),
         format_table([{"class": name, **{key: chosen[name][key]["C"] for key in MODELS}} for name in chosen],
                      ["class", *MODELS], floatfmt="g",
                      title=(f"C chosen by {args.cv_folds}-fold CV of image-level AP over {args.C}"
@@ -414,7 +448,8 @@ def run(args):
         format_table([{"stage": key, "seconds": value} for key, value in stage.items()],
                      title="Time per stage", floatfmt=".1f"),
     ]
-    payload = {"classes": results, "classes_11point": results_11, "classes_image_ap": results_image, "lai_seconds": lai, "lai_calls": lai_calls,
+    payload = {"classes": results, "classes_11point": results_11, "classes_image_ap": results_image,
+               "training_corloc": corloc, "training_window_area": window_area, "lai_seconds": lai, "lai_calls": lai_calls,
                "stage_seconds": stage, "training_seconds": train_seconds, "chosen_C": chosen,
                "settings": {"data": data_name, "max_windows": args.max_windows,
                             "working_size": args.working_size, "C": args.C,

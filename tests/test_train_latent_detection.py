@@ -27,6 +27,11 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
         assert set(values) == {"latent_ap_svm", "latent_zero_one", "whole_image"}
         assert all(0.0 <= ap <= 1.0 for ap in values.values())
     assert set(result["classes_image_ap"]) == set(result["classes"])
+    for values in result["training_corloc"].values():
+        assert all(0.0 <= v <= 1.0 for v in values.values())
+    assert all(0.0 < v <= 1.0 for values in result["training_window_area"].values() for v in values.values())
+    assert all(v == 1.0 for v in (values["whole_image"] for values in result["training_window_area"].values()))
+    assert result["settings"]["min_window_area"] == 0.05 and result["settings"]["geometry_scale"] == 3.0
     assert set(result["lai_seconds"]) == {"qs", "yue"}
     assert all(t > 0 for t in result["lai_seconds"].values())
     assert set(result["stage_seconds"]) >= {"windows", "features", "training", "evaluation"}
@@ -39,3 +44,48 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
                             "--resume"], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(out.read_text())["classes"] == result["classes"]
+
+
+def _script_module():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import train_latent_detection
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return train_latent_detection
+
+
+@pytest.mark.parametrize("argv", [["--min-window-area", "1"], ["--min-window-area", "-0.1"],
+                                  ["--geometry-scale", "-1"], ["--geometry-scale", "nan"]])
+def test_bad_localisation_prior_options(argv):
+    with pytest.raises(SystemExit):
+        _script_module().parse_args(argv)
+
+
+def test_prior_defaults_and_off_switch():
+    module = _script_module()
+    args = module.parse_args([])
+    assert (args.min_window_area, args.geometry_scale) == (0.05, 3.0)
+    args = module.parse_args(["--min-window-area", "0", "--geometry-scale", "0"])
+    assert (args.min_window_area, args.geometry_scale) == (0.0, 0.0)
+
+
+def test_training_corloc_by_hand():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    module = _script_module()
+    # three 100 x 50 images (W x H); image 1 is left out of training (keep), image 2 is negative
+    boxes = np.array([[1, 1, 100, 50], [1, 1, 50, 50], [60, 10, 90, 40],   # image 0
+                      [1, 1, 100, 50], [1, 1, 10, 10],                     # image 1
+                      [1, 1, 100, 50], [5, 5, 40, 40]], dtype=float)       # image 2
+    store = SimpleNamespace(boxes=boxes, offsets=np.array([0, 3, 5, 7]))
+    gt = [np.array([[58, 8, 92, 42]], dtype=float), np.array([[1, 1, 10, 10]], dtype=float), np.zeros((0, 4))]
+    train = SimpleNamespace(class_boxes=lambda name: (gt, [np.zeros(len(g), dtype=bool) for g in gt]))
+    keep = np.array([True, False, True])
+    models = {"latent_ap_svm": SimpleNamespace(latent_windows_=np.array([2, 0])),    # hits the box
+              "latent_zero_one": SimpleNamespace(latent_windows_=np.array([1, 1]))}  # left half: misses
+    corloc, area = module.training_corloc("thing", models, train, store, keep)
+    assert corloc == {"latent_ap_svm": 1.0, "latent_zero_one": 0.0, "whole_image": 0.0}
+    assert area == {"latent_ap_svm": 31 * 31 / 5000, "latent_zero_one": 0.5, "whole_image": 1.0}
