@@ -105,7 +105,11 @@ def sorted_positives(scores, y):
         Original indices of ``sp``.
     """
     pos = np.flatnonzero(y)
-    order = np.argsort(-scores[pos], kind="stable")
+    key = -scores[pos]
+    order = np.argsort(key)  # the fast unstable sort; its order is the stable one unless scores tie
+    ordered = key[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        order = np.argsort(key, kind="stable")
     pos_ids = pos[order]
     return np.ascontiguousarray(scores[pos_ids]), pos_ids
 

@@ -280,28 +280,39 @@ def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, 
 
 @njit(cache=True)
 def _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind, table):
-    """For narrow open blocks: d_j(k) and the rank thresholds at the block's first and last order."""
+    """For narrow open blocks: d_j(k) and the rank thresholds at the block's first and last order.
+
+    The tables have one row per narrow block (``slot[u]``, −1 for the other blocks), so their size
+    is O(min(P, N)), not O(P).
+    """
     n_pos = sp.size
-    narrow = np.zeros(n_pos + 2, dtype=np.bool_)
-    d_first = np.zeros((n_pos + 2, _NARROW), dtype=np.float64)
-    d_last = np.zeros((n_pos + 2, _NARROW), dtype=np.float64)
-    th_first = np.full((n_pos + 2) * _NARROW, -np.inf)
-    th_last = np.full((n_pos + 2) * _NARROW, -np.inf)
-    tol = np.zeros(n_pos + 2, dtype=np.float64)
+    slot = np.full(n_pos + 2, -1, dtype=np.int64)
+    n_narrow = 0
+    for u in range(1, n_pos + 2):
+        o = open_lo[u]
+        if o > 0 and 0 < hi_rank[u] - o <= _NARROW:
+            slot[u] = n_narrow
+            n_narrow += 1
+    d_first = np.zeros((n_narrow, _NARROW), dtype=np.float64)
+    d_last = np.zeros((n_narrow, _NARROW), dtype=np.float64)
+    th_first = np.full(n_narrow * _NARROW, -np.inf)
+    th_last = np.full(n_narrow * _NARROW, -np.inf)
+    tol = np.zeros(n_narrow, dtype=np.float64)
     b = np.empty(_NARROW + 1, dtype=np.float64)
     hull = np.empty(_NARROW + 1, dtype=np.int64)
     for u in range(1, n_pos + 2):
+        q = slot[u]
+        if q < 0:
+            continue
         o = open_lo[u]
         r = hi_rank[u]
-        if o > 0 and 0 < r - o <= _NARROW:
-            narrow[u] = True
-            for k in range(o, r):  # the same values loss_step gives everywhere else
-                d_first[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
-                d_last[u, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
-            row = slice(u * _NARROW, (u + 1) * _NARROW)
-            tol[u] = max(_thresholds(o, r, sp, inv, d_first[u], th_first[row], b, hull),
-                         _thresholds(o, r, sp, inv, d_last[u], th_last[row], b, hull))
-    return narrow, d_first, d_last, th_first, th_last, tol
+        for k in range(o, r):  # the same values loss_step gives everywhere else
+            d_first[q, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
+            d_last[q, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
+        row = slice(q * _NARROW, (q + 1) * _NARROW)
+        tol[q] = max(_thresholds(o, r, sp, inv, d_first[q], th_first[row], b, hull),
+                     _thresholds(o, r, sp, inv, d_last[q], th_last[row], b, hull))
+    return slot, d_first, d_last, th_first, th_last, tol
 
 
 @njit(cache=True)
@@ -327,19 +338,19 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
                                                          table, counts)
     if n_open == 0:
         return _finish(c, counts, pos_ids, n_pos, inv)
-    narrow, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
-                                                                     table)
-    hist, n_ge, vals, ids, keys, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow,
-                                                d_first, d_last, th_first, th_last, tol, sp, inv, c)
+    slot, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
+                                                                   table)
+    hist, n_ge, vals, ids, keys, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, slot,
+                                                      d_first, d_last, th_first, th_last, tol, sp, inv, c)
     failed = _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table)
     _gather_failed(scores, y, block, failed, start, fill, vals, ids)
-    _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind,
+    _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, slot, hist, failed, start, fill, sp, kind,
             table, n_neg, c, counts)
     return _finish(c, counts, pos_ids, n_pos, inv)
 
 
 @njit(cache=True)
-def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_first, d_last, th_first, th_last, tol,
+def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, slot, d_first, d_last, th_first, th_last, tol,
            sp, inv, c):
     """Pass 2 over the open blocks' negatives.
 
@@ -350,7 +361,7 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
     n = scores.size
     n_pos = sp.size
     last = n_pos + 1
-    hist = np.zeros((n_pos + 2, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per block
+    hist = np.zeros((tol.size, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per narrow block
     n_ge = np.zeros(n_pos + 2, dtype=np.int64)
     vals = np.empty(n_open, dtype=np.float64)
     ids = np.empty(n_open, dtype=np.int64)
@@ -377,15 +388,16 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
                 c[i] = (last - r) * inv
             continue
         n_ge[u] += 1
-        if narrow[u]:
+        q = slot[u]
+        if q >= 0:
             # rank = o + #{thresholds >= s} at the first and the last order of the block (branch-free);
             # exact unless s is within tol of a threshold, then the exact scan decides
             ra = o
             rb = o
             near = False
-            tl = tol[u]
-            base = u * _NARROW
-            for t in range(base, base + _NARROW):
+            tl = tol[q]
+            base = q * _NARROW
+            for t in range(base, base + (r - o)):  # entries past r − o are −inf
                 ta = th_first[t]
                 tb = th_last[t]
                 ra += s <= ta
@@ -394,8 +406,8 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
                 near |= abs(s - tb) <= tl
             if near or ra != rb:
                 if near:
-                    ra = _scan_row(s, o, r, o, sp, inv, d_first[u])
-                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[u])
+                    ra = _scan_row(s, o, r, o, sp, inv, d_first[q])
+                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[q])
                 if ra != rb:  # the rank depends on the exact order: resolved below
                     t = fill[u]
                     vals[t] = s
@@ -404,7 +416,7 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, narrow, d_firs
                     fill[u] = t + 1
                     continue
             c[i] = (last - ra) * inv
-            hist[u, ra - o] += 1
+            hist[q, ra - o] += 1
             continue
         t = fill[u]
         vals[t] = s
@@ -448,7 +460,7 @@ def _gather_failed(scores, y, block, failed, start, fill, vals, ids):
 
 
 @njit(cache=True)
-def _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, narrow, hist, failed, start, fill, sp, kind, table,
+def _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, slot, hist, failed, start, fill, sp, kind, table,
             n_neg, c, counts):
     """Counts of the certain negatives; Algorithm 2 on the gathered ones of every open block."""
     n_pos = sp.size
@@ -467,11 +479,12 @@ def _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, narrow, hist,
         m = fill[u] - b0
         if not failed[u]:
             counts[r - 1] += size[u] - n_ge[u]
-            if narrow[u]:
+            q = slot[u]
+            if q >= 0:
                 for t in range(r - o + 1):
-                    counts[o + t - 1] += hist[u, t]
+                    counts[o + t - 1] += hist[q, t]
                 if m > 0:
-                    _resolve_uncertain(vals, ids, keys, b0, m, offset[u], o, hist[u], sp, kind, table, n_pos,
+                    _resolve_uncertain(vals, ids, keys, b0, m, offset[u], o, hist[q], sp, kind, table, n_pos,
                                        n_neg, c, counts, work, scratch)
                 continue
         if m > 0:
