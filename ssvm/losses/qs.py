@@ -14,19 +14,25 @@ with constant-factor refinements that keep it a selection algorithm:
    size and top score.  Blocks are contiguous in the (−score, index) order, so the orders j of block
    u are known from the sizes.  The opt o of each block's first negative (found for all blocks by the
    divide and conquer of Algorithm 2 over the blocks, O(P log P) scanning) bounds the whole block's
-   ranks to [o, u]; if o = u the block has collapsed and is done (Observation 4).  This generalises
-   "partition off the negatives below the lowest positive".
-2. **Cut** (pass 2).  In an open block, rank u is certain for every negative scoring below
-   t = min_i (Σ_{k=i}^{u−1} sp_k + d_j(k)·PN/2) / (u − i) at the block's first order (f is linear in
+   ranks to [o, r], r = min(u, o of the next non-empty block) (Observation 4: opt is monotone in the
+   order).  Consecutive intervals share one rank at most, so every per-block scan of [o, r] below
+   sums to O(P) — the accounting of Proposition 3; bounding by [o, u] alone made the intervals
+   overlap and the cost O(P²) for P ~ N.  If o = u the block has collapsed and is done; if o = r < u
+   it has collapsed too, but pass 2 rewrites its coefficients.  This generalises "partition off the
+   negatives below the lowest positive".
+2. **Cut** (pass 2).  In an open block, rank r is certain for every negative scoring below
+   t = min_i (Σ_{k=i}^{r−1} sp_k + d_j(k)·PN/2) / (r − i) at the block's first order (f is linear in
    the score).  For a big block, where the orders grow quickly, a higher cut is taken from a sample of
    its scores.  Either cut is certified exactly afterwards from the true count above it (else the
-   block falls back to Algorithm 2 on all its negatives); the negatives below it are not touched again.
-3. **Narrow blocks** (u − o ≤ 8): the rank boundaries are score thresholds θ_r (rank ≥ r + 1 iff
-   s ≤ θ_r), computed at the block's first and last order.  A negative whose rank is the same at both
-   orders and not within a rounding tolerance of a threshold is assigned by comparisons; the few
-   whose rank depends on the exact order form contiguous groups with known order offsets and go to
-   Algorithm 2 with their own interval.  Wide blocks send their negatives above the cut to
-   Algorithm 2 with the interval [o, u].
+   block falls back to Algorithm 2 on all its negatives, gathered for all failed blocks in one
+   pass); the negatives below it are not touched again.
+3. **Narrow blocks** (r − o ≤ 8): the rank boundaries are score thresholds θ_k (rank ≥ k + 1 iff
+   s ≤ θ_k), computed at the block's first and last order.  A negative whose rank is the same at both
+   orders and not within a rounding tolerance of a threshold is assigned by comparisons; the ones
+   whose rank depends on the exact order keep their pair of ranks (a, b) and get their exact order
+   from the certain negatives of rank ≤ a: a few are sorted and swept, many go to Algorithm 2 in
+   groups of equal pairs.  Wide blocks send their negatives above the cut to Algorithm 2 with the
+   interval [o, r].
 4. A loss whose derivative can be positive skips steps 1–2: all negatives form one block with the
    interval [1, P + 1].
 
