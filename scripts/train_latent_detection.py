@@ -72,7 +72,8 @@ def parse_args(argv=None):
     parser.add_argument("--max-windows", type=int, help="windows per image (default 150; --quick 20)")
     parser.add_argument("--working-size", type=int, help="selective-search image side (default 256; --quick 128)")
     parser.add_argument("--min-window-area", type=float, default=0.05, metavar="FRACTION",
-                        help="drop windows smaller than this share of the image area (default 0.05; 0 = keep all)")
+                        help="drop windows smaller than this share of the image area "
+                             "(default 0.05; 0 = keep all)")
     parser.add_argument("--geometry-scale", type=float, default=3.0, metavar="S",
                         help="append S x window geometry (sqrt area, area, log aspect, centre) to the "
                              "features (default 3; 0 = appearance only)")
@@ -453,7 +454,8 @@ def run(args):
                "stage_seconds": stage, "training_seconds": train_seconds, "chosen_C": chosen,
                "settings": {"data": data_name, "max_windows": args.max_windows,
                             "working_size": args.working_size, "C": args.C,
-                            "min_window_area": args.min_window_area, "geometry_scale": args.geometry_scale, "negatives": args.negatives,
+                            "min_window_area": args.min_window_area,
+                            "geometry_scale": args.geometry_scale, "negatives": args.negatives,
                             "max_cccp_iter": args.max_cccp_iter,
                             "n_train_windows": int(train_store.n_windows),
                             "n_test_windows": int(test_store.n_windows),

@@ -30,7 +30,7 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     for values in result["training_corloc"].values():
         assert all(0.0 <= v <= 1.0 for v in values.values())
     assert all(0.0 < v <= 1.0 for values in result["training_window_area"].values() for v in values.values())
-    assert all(v == 1.0 for v in (values["whole_image"] for values in result["training_window_area"].values()))
+    assert all(values["whole_image"] == 1.0 for values in result["training_window_area"].values())
     assert result["settings"]["min_window_area"] == 0.05 and result["settings"]["geometry_scale"] == 3.0
     assert set(result["lai_seconds"]) == {"qs", "yue"}
     assert all(t > 0 for t in result["lai_seconds"].values())

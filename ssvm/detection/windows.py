@@ -56,7 +56,8 @@ def relative_areas(boxes, height, width):
     ndarray of float64, shape (m,)
     """
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    return (boxes[:, 2] - boxes[:, 0] + 1.0) * (boxes[:, 3] - boxes[:, 1] + 1.0) / (float(height) * float(width))
+    areas = (boxes[:, 2] - boxes[:, 0] + 1.0) * (boxes[:, 3] - boxes[:, 1] + 1.0)
+    return areas / (float(height) * float(width))
 
 
 def _seed_c_rand(seed):
