@@ -1,9 +1,10 @@
 """Weakly supervised detection tools: candidate windows, window features, NMS and VOC AP.
 
-selective_search, selective_search_many
+selective_search, selective_search_many, relative_areas
     candidate windows by OpenCV contrib's selective search (cached per image; row 0 = whole image).
-HogColorFeatures, CropFeatures, extract_features, crop_windows
-    window features: the default HOG + HSV histogram, and the plug-in for any crop-batch function.
+HogColorFeatures, CropFeatures, WithGeometry, extract_features, crop_windows, window_geometry
+    window features: the default HOG + HSV histogram, the plug-in for any crop-batch function, and
+    window geometry (relative area, aspect, position) appended to any extractor.
 WindowStore
     window features of many images in a memory-mapped array on disk, scored in chunks.
 iou, nms, voc_ap, evaluate_detections
@@ -16,16 +17,24 @@ Boxes everywhere are ``(x1, y1, x2, y2)`` in VOC pixel coordinates (1-based, inc
 
 from .boxes import box_areas, iou, nms
 from .evaluation import DetectionEvaluation, evaluate_detections, voc_ap
-from .features import CropFeatures, HogColorFeatures, crop_windows, extract_features
+from .features import (
+    CropFeatures,
+    HogColorFeatures,
+    WithGeometry,
+    crop_windows,
+    extract_features,
+    window_geometry,
+)
 from .images import read_image
 from .store import WindowStore
-from .windows import selective_search, selective_search_many, whole_image_box
+from .windows import relative_areas, selective_search, selective_search_many, whole_image_box
 
 __all__ = [
     "CropFeatures",
     "DetectionEvaluation",
     "HogColorFeatures",
     "WindowStore",
+    "WithGeometry",
     "box_areas",
     "crop_windows",
     "evaluate_detections",
@@ -33,8 +42,10 @@ __all__ = [
     "iou",
     "nms",
     "read_image",
+    "relative_areas",
     "selective_search",
     "selective_search_many",
     "voc_ap",
     "whole_image_box",
+    "window_geometry",
 ]
