@@ -2,8 +2,8 @@
 
 Every script takes ``--quick`` (the smoke-test size, seconds), ``--json PATH`` (results as JSON),
 ``--plot DIR`` (PNG figures; matplotlib imported only then) and ``--seed``, prints its tables to
-stdout and logs to stderr. Table rendering is :func:`ssvm.demo.format_table`, shared with
-``ssvm demo``.
+stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
+:mod:`ssvm._experiments`, shared with ``ssvm demo``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm.demo import format_table
+from ssvm._experiments.plots import pyplot
+from ssvm._experiments.tables import format_table
 
 __all__ = [
     "LETOR_DIR",
@@ -76,7 +77,7 @@ def setup(parser, argv=None):
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
-    logging.getLogger("ssvm.demo").setLevel(logging.INFO)
+    logging.getLogger("ssvm._experiments").setLevel(logging.INFO)
     if args.verbose:
         logging.getLogger("ssvm").setLevel(logging.INFO)
     if args.plot:
@@ -128,16 +129,6 @@ def emit(args, tables, payload):
         doc = {"machine": machine_info(), "quick": bool(args.quick), "seed": args.seed, **payload}
         Path(args.json).write_text(json.dumps(_jsonable(doc), indent=2), encoding="utf-8")
         logger.info("wrote %s", args.json)
-
-
-def pyplot():
-    """matplotlib's pyplot with the non-interactive Agg backend (imported on first use)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):

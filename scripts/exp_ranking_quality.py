@@ -27,7 +27,8 @@ import numpy as np
 import _common
 from _common import format_table, logger
 
-from ssvm.demo import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
+from ssvm._experiments.metrics import evaluate_model
+from ssvm._experiments.model_selection import DEMO_MODELS, ModelSpec, fit_model, select_C
 
 MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
 BUNDLED = ("digits", "breast_cancer", "wine", "iris")

@@ -43,7 +43,7 @@ def oracle_list():
 
     The 0-1 loss has a single oracle, reached as "auto".
     """
-    from ssvm.demo import timed_oracles
+    from ssvm._experiments.oracle_timing import timed_oracles
 
     return [(loss, oracle) for loss in ("zero_one", "ap", "ndcg") for oracle in timed_oracles(loss)]
 

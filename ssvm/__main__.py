@@ -74,7 +74,8 @@ def main(argv=None):
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.quiet:  # the demo's own steps at info; -v: all of ssvm at info, -vv: debug
-        logging.getLogger("ssvm.demo").setLevel(logging.INFO)
+        for name in ("ssvm.demo", "ssvm._experiments"):
+            logging.getLogger(name).setLevel(logging.INFO)
         if args.verbose:
             logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
     if args.command == "demo":

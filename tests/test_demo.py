@@ -1,4 +1,4 @@
-"""The main job (``ssvm demo``) and the evaluation helpers in ``ssvm.demo``."""
+"""The main job (``ssvm demo``) and the evaluation helpers it shares in ``ssvm._experiments``."""
 
 import json
 import subprocess
@@ -10,15 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, ndcg_score
 
-from ssvm.demo import (
-    RecordingOracle,
-    evaluate_model,
-    format_table,
-    history_curve,
-    oracle_time_rows,
-    ranking_metrics,
-    time_oracles,
-)
+from ssvm._experiments.metrics import evaluate_model, ranking_metrics
+from ssvm._experiments.oracle_timing import RecordingOracle, oracle_time_rows, time_oracles
+from ssvm._experiments.plots import history_curve
+from ssvm._experiments.tables import format_table
 
 
 # ---------------------------------------------------------------- format_table
@@ -100,7 +95,7 @@ def test_evaluate_model_one_vs_rest_is_mean_over_classes():
 def test_select_C_picks_the_best_validation_score_and_counts_fits():
     from sklearn.datasets import load_iris
 
-    from ssvm.demo import ModelSpec, select_C
+    from ssvm._experiments.model_selection import ModelSpec, select_C
 
     X, y = load_iris(return_X_y=True)
 
