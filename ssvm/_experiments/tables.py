@@ -50,7 +50,7 @@ def format_table(rows, columns=None, *, title=None, floatfmt=".4f"):
     Examples
     --------
     >>> print(format_table([{"model": "AP-SVM", "AP": 0.91234}], floatfmt=".3f"))
-    model     AP
+    model      AP
     ------  -----
     AP-SVM  0.912
     """
