@@ -13,7 +13,7 @@ from joblib import Parallel, delayed
 
 from .boxes import as_boxes
 from .hog import batch_hog, hog_length
-from .images import import_cv2, read_image
+from .images import import_cv2, limit_cv2_threads, read_image
 
 __all__ = ["HogColorFeatures", "CropFeatures", "WithGeometry", "crop_windows", "extract_features",
            "window_geometry"]
@@ -304,7 +304,7 @@ def check_feature_block(features, n_windows, where):
 
 def _features_job(image, boxes, extractor, where, single_thread):
     if single_thread:
-        import_cv2().setNumThreads(1)
+        limit_cv2_threads()
     return check_feature_block(extractor(read_image(image), boxes), len(boxes), where)
 
 

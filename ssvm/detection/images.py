@@ -7,9 +7,22 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["import_cv2", "read_image", "as_rgb_image", "image_id_of"]
+__all__ = ["import_cv2", "limit_cv2_threads", "read_image", "as_rgb_image", "image_id_of"]
 
 _INSTALL_HINT = 'install the detection extra: pip install "ssvm[detection]"'
+
+
+def limit_cv2_threads():
+    """Keep OpenCV to one thread inside a joblib worker (the workers already use every core).
+
+    Does nothing when OpenCV is not installed: a job whose extractor needs no OpenCV (features
+    of in-memory images, say) must not require the detection extra just for this.
+    """
+    try:
+        import cv2
+    except ImportError:
+        return
+    cv2.setNumThreads(1)
 
 
 def import_cv2():

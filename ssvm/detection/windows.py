@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-from .images import image_id_of, import_cv2, read_image
+from .images import image_id_of, import_cv2, limit_cv2_threads, read_image
 
 __all__ = ["relative_areas", "selective_search", "selective_search_many", "whole_image_box"]
 
@@ -192,7 +192,7 @@ def _windows_job(image, cache_path, params, single_thread):
     if cache_path is not None and cache_path.exists():
         return np.load(cache_path)
     if single_thread:
-        import_cv2().setNumThreads(1)
+        limit_cv2_threads()
     boxes = selective_search(image, **params)
     if cache_path is not None:
         save_atomic(cache_path, boxes)
