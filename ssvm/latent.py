@@ -57,6 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ssvm.detection.store import chunked_scores
 from ssvm.losses import ORACLE_NAMES, get_oracle
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
@@ -167,12 +168,7 @@ class _Bags:
 
     def scores(self, coef, intercept):
         """Score of every window, computed in chunks of rows."""
-        out = np.empty(self.n_windows)
-        for start in range(0, self.n_windows, self.chunk_rows):
-            stop = min(start + self.chunk_rows, self.n_windows)
-            block = np.asarray(self.features[start:stop], dtype=np.float64)
-            out[start:stop] = block @ coef
-        out += intercept
+        out = chunked_scores(self.features, coef, intercept, chunk_rows=self.chunk_rows)
         if not np.all(np.isfinite(out)):
             raise ValueError("window features contain NaN or infinite values (non-finite scores)")
         return out

@@ -27,12 +27,40 @@ from .features import HogColorFeatures, feature_jobs
 from .images import image_id_of
 from .windows import save_atomic
 
-__all__ = ["WindowStore"]
+__all__ = ["WindowStore", "chunked_scores"]
 
 logger = logging.getLogger(__name__)
 
 _FILES = ("meta.json", "offsets.npy", "boxes.npy", "features.npy", "done.npy")
 
+
+
+def chunked_scores(features, w, b=0.0, *, chunk_rows, dtype=np.float64):
+    """``features @ w + b`` for a large (memory-mapped) 2-D array, reading ``chunk_rows`` rows at a time.
+
+    Parameters
+    ----------
+    features : array-like of shape (n_rows, n_features)
+        Anything with ``shape`` and row slicing: an array, a :class:`numpy.memmap`, a store's features.
+    w : ndarray of shape (n_features,)
+    b : float, default=0.0
+    chunk_rows : int
+        Rows read (and converted) at a time.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Arithmetic precision of each chunk's product.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows,)
+    """
+    n_rows = features.shape[0]
+    w_cast = np.asarray(w).astype(dtype)
+    scores = np.empty(n_rows, dtype=np.float64)
+    for start in range(0, n_rows, chunk_rows):
+        stop = min(start + chunk_rows, n_rows)
+        scores[start:stop] = np.asarray(features[start:stop], dtype=dtype) @ w_cast
+    scores += b
+    return scores
 
 class WindowStore:
     """Window features of many images in a memory-mapped array on disk.
@@ -312,13 +340,7 @@ class WindowStore:
                              "finish the build first")
         if not np.isfinite(w).all():
             raise ValueError("w contains non-finite values")
-        w_cast = w.astype(dtype)
-        scores = np.empty(self.n_windows, dtype=np.float64)
-        for start in range(0, self.n_windows, chunk_size):
-            stop = min(start + chunk_size, self.n_windows)
-            scores[start:stop] = np.asarray(self.features[start:stop], dtype=dtype) @ w_cast
-        scores += b
-        return scores
+        return chunked_scores(self.features, w, b, chunk_rows=chunk_size, dtype=dtype)
 
     def best_windows(self, scores):
         """Best window of every image under given window scores.
