@@ -13,17 +13,9 @@ from ssvm.detection.features import GEOMETRY_COLUMNS, WithGeometry, window_geome
 from ssvm.detection.windows import relative_areas
 
 
-def needs_cv2():
-    cv2 = pytest.importorskip("cv2")
-    if not hasattr(cv2, "ximgproc"):
-        pytest.skip("OpenCV contrib (cv2.ximgproc) is not installed")
-    return cv2
-
-
 @pytest.fixture(scope="module")
-def image():
+def image(cv2):
     """A real photograph shipped with scikit-learn, downscaled to 120 x 80."""
-    cv2 = needs_cv2()
     return cv2.resize(load_sample_image("china.jpg"), (120, 80), interpolation=cv2.INTER_AREA)
 
 

@@ -9,17 +9,9 @@ from sklearn.datasets import load_sample_image
 from ssvm.detection import selective_search, selective_search_many
 
 
-def needs_cv2():
-    cv2 = pytest.importorskip("cv2")
-    if not hasattr(cv2, "ximgproc"):
-        pytest.skip("OpenCV contrib (cv2.ximgproc) is not installed")
-    return cv2
-
-
 @pytest.fixture(scope="module")
-def small_images():
+def small_images(cv2):
     """Two real photographs shipped with scikit-learn, downscaled to about 100 px."""
-    cv2 = needs_cv2()
     return [cv2.resize(load_sample_image(name), (96, 64), interpolation=cv2.INTER_AREA)
             for name in ("china.jpg", "flower.jpg")]
 
@@ -79,8 +71,7 @@ def test_cache_and_parallel(tmp_path, small_images):
         np.testing.assert_array_equal(x, y)
 
 
-def test_image_files_and_ids(tmp_path, small_images):
-    cv2 = needs_cv2()
+def test_image_files_and_ids(tmp_path, small_images, cv2):
     path = tmp_path / "photo.png"
     cv2.imwrite(str(path), small_images[0][:, :, ::-1])
     cached = selective_search_many([path], cache_dir=tmp_path / "cache", max_windows=10)
