@@ -71,13 +71,7 @@ def sorted_scan_oracle(scores, y, loss):
     c : ndarray of float64, shape (n,)
     delta : float
     """
-    sp, pos_ids = sorted_positives(scores, y)
-    sn, neg_sorted = sorted_negatives(scores, y)
-    n_pos, n_neg = sp.size, sn.size
-    kind, table = loss.kernel_spec(n_pos, n_neg)
-    ranks = _scan_all(sn, sp, kind, table, n_pos, n_neg)
-    c, counts = write_coefficients(ranks, neg_sorted, pos_ids, scores.size, n_pos, n_neg)
-    return c, float(loss.value(counts))
+    return _sort_all_oracle(scores, y, loss, search=False)
 
 
 def search_oracle(scores, y, loss):
@@ -94,12 +88,20 @@ def search_oracle(scores, y, loss):
     c : ndarray of float64, shape (n,)
     delta : float
     """
+    return _sort_all_oracle(scores, y, loss, search=True)
+
+
+def _sort_all_oracle(scores, y, loss, search):
+    """Sort positives and negatives, find every negative's rank (scan or binary search), write c."""
     sp, pos_ids = sorted_positives(scores, y)
     sn, neg_sorted = sorted_negatives(scores, y)
     n_pos, n_neg = sp.size, sn.size
     kind, table = loss.kernel_spec(n_pos, n_neg)
-    if kind != KIND_AP:
+    if not search:
+        ranks = _scan_all(sn, sp, kind, table, n_pos, n_neg)
+    elif kind == KIND_AP:
+        ranks = _search_all(sn, sp, n_pos, n_neg, table)
+    else:
         raise ValueError("the 'search' oracle exists for the AP loss only")
-    ranks = _search_all(sn, sp, n_pos, n_neg, table)
     c, counts = write_coefficients(ranks, neg_sorted, pos_ids, scores.size, n_pos, n_neg)
     return c, float(loss.value(counts))
