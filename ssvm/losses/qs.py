@@ -3,43 +3,41 @@
 One kernel serves every QS-suitable loss (AP, NDCG, user losses): the loss only enters through its
 discrete derivative ``loss_step(kind, table, ...)``.  The negatives are never sorted.
 
-Algorithm 1: sort the positives only (O(P log P)).  Then Algorithm 2 (``_qs_recursion.opt_ranks``)
-with constant-factor refinements that keep it a selection algorithm:
+Algorithm 1 sorts the positives only (O(P log P)).  Algorithm 2 (``_qs_recursion.opt_ranks``)
+then finds every negative's interleaving rank by recursive SELECT, using that the optimal rank
+opt(s, j) of a negative with score s at order j (its place in the (−score, index) order) is
+non-increasing in s and non-decreasing in j (Observation 4; condition C3).  This module runs the
+first levels of that recursion as one *multi-pivot* SELECT with pivots on a fixed score grid, so
+most negatives are settled in two streaming passes without any data movement:
 
-1. **Multi-pivot SELECT by the positives' scores** (pass 1, no data movement).  For a loss whose
-   derivative is ≤ 0 (moving a negative down never raises the loss — AP, NDCG), a negative with score
-   s never ranks below a positive scoring less than s: opt ≤ u(s) = 1 + #{positives scoring ≥ s}.
-   One pass puts every negative into its block u(s) (search among the sorted positive scores through
-   a uniform grid, exact comparisons), writes the coefficient of rank u(s), and records each block's
-   size and top score.  Blocks are contiguous in the (−score, index) order, so the orders j of block
-   u are known from the sizes.  The opt o of each block's first negative (found for all blocks by the
-   divide and conquer of Algorithm 2 over the blocks, O(P log P) scanning) bounds the whole block's
-   ranks to [o, r], r = min(u, o of the next non-empty block) (Observation 4: opt is monotone in the
-   order).  Consecutive intervals share one rank at most, so every per-block scan of [o, r] below
-   sums to O(P) — the accounting of Proposition 3; bounding by [o, u] alone made the intervals
-   overlap and the cost O(P²) for P ~ N.  If o = u the block has collapsed and is done; if o = r < u
-   it has collapsed too, but pass 2 rewrites its coefficients.  This generalises "partition off the
-   negatives below the lowest positive".
-2. **Cut** (pass 2).  In an open block, rank r is certain for every negative scoring below
-   t = min_i (Σ_{k=i}^{r−1} sp_k + d_j(k)·PN/2) / (r − i) at the block's first order (f is linear in
-   the score).  For a big block, where the orders grow quickly, a higher cut is taken from a sample of
-   its scores.  Either cut is certified exactly afterwards from the true count above it (else the
-   block falls back to Algorithm 2 on all its negatives, gathered for all failed blocks in one
-   pass); the negatives below it are not touched again.
-3. **Narrow blocks** (r − o ≤ 8): the rank boundaries are score thresholds θ_k (rank ≥ k + 1 iff
-   s ≤ θ_k), computed at the block's first and last order.  A negative whose rank is the same at both
-   orders and not within a rounding tolerance of a threshold is assigned by comparisons; the ones
-   whose rank depends on the exact order keep their pair of ranks (a, b) and get their exact order
-   from the certain negatives of rank ≤ a: a few are sorted and swept, many go to Algorithm 2 in
-   groups of equal pairs.  Wide blocks send their negatives above the cut to Algorithm 2 with the
-   interval [o, r].
-4. A loss whose derivative can be positive skips steps 1–2: all negatives form one block with the
-   interval [1, P + 1].
+1. **Histogram.**  The grid has about N / 8 bins of width 2^e (a power of two), so a negative's
+   bin ``floor(s · 2^−e) − base`` is computed exactly and bin k holds exactly the scores in
+   [E_k, E_k+1), E_k = (base + k) · 2^e.  One pass counts the negatives per bin; the counts give
+   every bin's range of orders [j1, j2] (the bins above it come first).  A negative scoring above
+   every positive has rank 1 when the loss's derivative is ≤ 0 (AP, NDCG): moving it below any
+   positive lowers the score term and never raises the loss.  Those are counted apart and take
+   the first orders.
+2. **Corner ranks.**  Every negative of bin k has a rank in [opt(E_k+1, j1), opt(E_k, j2)].  The
+   corners, taken bin after bin from the top, form a chain along which s never rises and j never
+   falls, so their opts are monotone and found by the divide and conquer of Algorithm 2 over the
+   chain (O(P log B) scanning; a stretch whose bracket has collapsed is filled at once).
+3. **Assign.**  A second pass settles each negative of a collapsed bin (one rank: most of them)
+   with one table look-up.  In a narrow bin (at most 8 possible ranks) the rank boundaries are
+   score thresholds θ_r (rank ≥ r + 1 iff s ≤ θ_r) at the bin's first and last order; a negative
+   with the same rank at both orders, not within a rounding tolerance of a threshold, is settled by
+   comparisons.  The rest is gathered per bin.
+4. **Settle.**  The gathered negatives of a narrow bin have a pair of possible ranks (a, b) and get
+   their exact order from the certain negatives of rank ≤ a (few: sorted and swept; many: Algorithm
+   2 on groups of equal pairs); a wide bin runs Algorithm 2 on all its negatives with the interval
+   of its corners.
 
 Output (Lemma 6, Observation 2): c(negative of rank r) = 2(P + 1 − r)/(PN), c(k-th positive) =
 −2 #(negatives of rank ≤ k)/(PN), and Δ from the ± pattern (negatives per rank).
-Time O(N log P + P log P), memory O(N + P).
+Time O(N + P log P + P log B) for the passes plus Algorithm 2 on the gathered negatives
+(O(N log P) at worst); memory O(N + P).
 """
+
+import math
 
 import numpy as np
 from numba import njit
@@ -49,361 +47,226 @@ from ._rank_kernels import best_rank, loss_step, sorted_positives
 
 __all__ = ["qs_oracle"]
 
-_GRID_PER_POSITIVE = 16
-_MAX_CELLS = 1 << 20
+_NEG_PER_BIN = 8
+_MAX_BINS = 1 << 20
 _NARROW = 8
-_BIG_BLOCK = 1 << 11
-_CUT_SAMPLE = 512
-_SWEEP_MAX = 32  # narrow blocks with at most this many order-dependent negatives sort and sweep them
+_SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
 
 
-@njit(cache=True)
-def _grid(asc, n_cells):
-    """Uniform grid over [asc[0], asc[-1]]: lb[g] = #{asc < start of cell g}."""
-    lo = asc[0]
-    width = (asc[-1] - lo) / n_cells
-    scale = 0.0
-    if width > 0.0 and np.isfinite(1.0 / width):
-        scale = 1.0 / width
-    lb = np.empty(n_cells + 1, dtype=np.int32)
-    k = 0
-    for g in range(n_cells + 1):
-        t = lo + g * width
-        while k < asc.size and asc[k] < t:
-            k += 1
-        lb[g] = k
-    return lb, scale
+def _grid(lo, hi, n_neg, n_bins=None):
+    """Bin width 2^e and the bin of ``lo``: about ``n_bins`` (default N / 8) bins over [lo, hi].
 
-
-@njit(cache=True)
-def _count_below(asc, n, s, lb, scale, n_cells):
-    """#{asc[:n] < s} exactly (asc[n] = +inf, s >= asc[0]); the grid only gives the start."""
-    x = (s - asc[0]) * scale  # >= 0; compared as a float so a huge value cannot overflow int
-    g = n_cells if x >= n_cells else int(x)
-    r = lb[g]
-    r += asc[r] < s
-    if asc[r] >= s and (r == 0 or asc[r - 1] < s):
-        return r
-    lo = 0  # a dense cell or rounding: bisection keeps the worst case O(log P)
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if asc[mid] < s:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
-def _cut_value(j, o, u, sp, inv, kind, table, n_pos):
-    """Largest score t such that a negative of order ≥ j scoring below t surely has rank u.
-
-    f(u) − f(i) = Σ_{k=i}^{u−1} ((sp_k − s)·inv + d_j(k)) ≥ 0 for all i in [o, u) is linear in s:
-    s ≤ T_i = (Σ sp_k + Σ d_j(k) / inv) / (u − i).  t = min_i T_i, lowered by a hair for rounding;
-    the caller certifies the cut exactly anyway (C3 makes larger orders only safer).
+    The width is a power of two no finer than 2^−50 of the scores' magnitude, so s · 2^−e is exact
+    and its floor fits an int64; edges (base + k) · 2^e are exact doubles.
     """
-    ssum = 0.0
-    lsum = 0.0
-    t = np.inf
-    for i in range(u - 1, o - 1, -1):
-        ssum += sp[i - 1]
-        lsum += loss_step(kind, table, n_pos, i, j)
-        ti = (ssum + lsum / inv) / (u - i)
-        if ti < t:
-            t = ti
-    return t - 1e-12 * (abs(t) + abs(sp[0]) + abs(sp[-1]))
+    if n_bins is None:
+        n_bins = min(max(n_neg // _NEG_PER_BIN, 1), _MAX_BINS)
+    span = hi / 2 - lo / 2  # (hi − lo) / 2 without overflow
+    e = math.frexp(span)[1] + 1 - max(int(n_bins), 1).bit_length() + 1
+    mag = max(abs(lo), abs(hi))
+    if mag > 0.0:
+        e = max(e, math.frexp(mag)[1] - 50)
+    e = min(max(e, -1000), 1000)
+    inv_w = math.ldexp(1.0, -e)
+    return inv_w, math.ldexp(1.0, e), _floor_scaled(lo, inv_w)
+
+
+@njit(cache=True, inline="always")
+def _floor_scaled(s, inv_w):
+    """floor(s · inv_w) for a power of two ``inv_w`` (exact: the product only shifts the exponent)."""
+    x = np.floor(s * inv_w)
+    if s < 0.0 and x >= 0.0:  # the product underflowed to −0; a negative number floors to ≤ −1
+        x = -1.0
+    return np.int64(x)
 
 
 @njit(cache=True)
-def _block_pass(scores, y, sp, inv, c, block, size, top):
-    """Pass 1: block u(s) of every negative, block sizes and top scores; writes c of rank u(s)."""
-    n_pos = sp.size
-    last = n_pos + 1
-    asc = np.empty(n_pos + 1, dtype=np.float64)
-    asc[:n_pos] = sp[::-1]
-    asc[n_pos] = np.inf
-    n_cells = min(_GRID_PER_POSITIVE * n_pos + 1, _MAX_CELLS)
-    lb, scale = _grid(asc[:n_pos], n_cells)
-    lowest = asc[0]
-    size_last = 0
-    top_last = -np.inf
+def _histogram(scores, y, hi, inv_w, base, n_bins):
+    """Pass 1: negatives per bin, and the number scoring above ``hi``."""
+    hist = np.zeros(n_bins, dtype=np.int32)
+    n_above = 0
     for i in range(scores.size):
         if y[i]:
             continue
         s = scores[i]
-        if s < lowest:  # below every positive: block P + 1, coefficient 0
-            block[i] = last
-            size_last += 1
-            if s > top_last:
-                top_last = s
+        if s > hi:
+            n_above += 1
         else:
-            u = 1 + n_pos - _count_below(asc, n_pos, s, lb, scale, n_cells)
-            block[i] = u
-            size[u] += 1
-            if s > top[u]:
-                top[u] = s
-            c[i] = (last - u) * inv
-    size[last] += size_last
-    if top_last > top[last]:
-        top[last] = top_last
+            hist[_floor_scaled(s, inv_w) - base] += 1
+    return hist, n_above
 
 
 @njit(cache=True)
-def _sample_cut(scores, y, block, u, size_u, j0, o, r, sp, inv, kind, table, n_pos):
-    """A higher cut for a big block, where the first-order cut is too cautious (orders grow fast).
+def _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table):
+    """Non-empty bins from the top (``bins``), their first order minus one (``j0``) and the opts of
+    their corners: ``ranks[2t]`` at (top edge, first order), ``ranks[2t + 1]`` at (bottom edge,
+    last order) of the t-th of them.
 
-    A random sample of the block's scores, sorted, estimates the order of each sample score; the
-    highest sample score whose (score, conservatively estimated order) already has rank r, lowered
-    by two sample steps, is returned (−inf if none).  The caller certifies the cut exactly.
-    """
-    n = scores.size
-    m = _CUT_SAMPLE
-    sample = np.empty(m, dtype=np.float64)
-    got = 0
-    state = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(size_u)
-    tries = 0
-    while got < m and tries < 32 * m:
-        state ^= state << np.uint64(13)
-        state ^= state >> np.uint64(7)
-        state ^= state << np.uint64(17)
-        i = int(state % np.uint64(n))
-        tries += 1
-        if not y[i] and block[i] == u:
-            sample[got] = scores[i]
-            got += 1
-    if got < 64:
-        return -np.inf
-    smp = np.sort(sample[:got])[::-1]
-    lo = 0
-    hi = got  # smallest q whose sample score at its (under-)estimated order has rank u
-    while lo < hi:
-        q = (lo + hi) >> 1
-        j = j0 + 1 + int(0.7 * q * size_u / got)
-        if best_rank(smp[q], j, o, r, sp, inv, kind, table, n_pos) == r:
-            hi = q
-        else:
-            lo = q + 1
-    q = lo + 2
-    return smp[q] if q < got else -np.inf
-
-
-@njit(cache=True)
-def _first_opts(size, top, use_blocks, sp, inv, kind, table, offset):
-    """opt of the first negative of every non-empty block (fills ``offset`` too).
-
-    The first negatives are sorted by score already (block order), so their opts are found by the
-    divide and conquer of Algorithm 2 over the blocks: O(P log P) scanning instead of O(P²).
+    Divide and conquer of Algorithm 2 over the chain of corners (s non-increasing, j
+    non-decreasing along it, so the opts are non-decreasing): each corner's opt is searched only
+    between the opts of the nearest computed corners before and after it.
     """
     n_pos = sp.size
-    first = np.zeros(n_pos + 2, dtype=np.int64)
-    ub = np.empty(n_pos + 1, dtype=np.int64)
     nb = 0
-    j0 = 0
-    for u in range(1, n_pos + 2):
-        if size[u] > 0:
-            offset[u] = j0
-            j0 += size[u]
-            ub[nb] = u
-            nb += 1
-    if not use_blocks:
-        for t in range(nb):
-            first[ub[t]] = 1
-        return first
+    for k in range(hist.size):
+        nb += hist[k] > 0
+    bins = np.empty(nb, dtype=np.int64)
+    j0 = np.empty(nb, dtype=np.int64)
+    s_pt = np.empty(2 * nb, dtype=np.float64)
+    j_pt = np.empty(2 * nb, dtype=np.int64)
+    t = 0
+    j = n_above
+    for k in range(hist.size - 1, -1, -1):
+        if hist[k] == 0:
+            continue
+        bins[t] = k
+        j0[t] = j
+        s_pt[2 * t] = min((base + k + 1) * width, hi)
+        j_pt[2 * t] = j + 1
+        j += hist[k]
+        s_pt[2 * t + 1] = (base + k) * width
+        j_pt[2 * t + 1] = j
+        t += 1
+    ranks = np.empty(2 * nb, dtype=np.int64)
     stack = np.empty((64, 4), dtype=np.int64)
     stack[0, 0] = 0
-    stack[0, 1] = nb
+    stack[0, 1] = 2 * nb
     stack[0, 2] = 1
     stack[0, 3] = n_pos + 1
-    top_ = 1
-    while top_ > 0:
-        top_ -= 1
-        lo = stack[top_, 0]
-        hi = stack[top_, 1]
-        ll = stack[top_, 2]
-        rr = stack[top_, 3]
-        if lo >= hi:
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack[top, 0]
+        hi_ = stack[top, 1]
+        ll = stack[top, 2]
+        rr = stack[top, 3]
+        if lo >= hi_:
             continue
-        mid = (lo + hi) >> 1
-        u = ub[mid]
-        o = best_rank(top[u], offset[u] + 1, ll, min(rr, u), sp, inv, kind, table, n_pos)
-        first[u] = o
-        stack[top_, 0] = lo
-        stack[top_, 1] = mid
-        stack[top_, 2] = ll
-        stack[top_, 3] = o
-        stack[top_ + 1, 0] = mid + 1
-        stack[top_ + 1, 1] = hi
-        stack[top_ + 1, 2] = o
-        stack[top_ + 1, 3] = rr
-        top_ += 2
-    return first
+        if ll == rr:
+            ranks[lo:hi_] = ll
+            continue
+        mid = (lo + hi_) >> 1
+        o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
+        ranks[mid] = o
+        stack[top, 0] = lo
+        stack[top, 1] = mid
+        stack[top, 2] = ll
+        stack[top, 3] = o
+        stack[top + 1, 0] = mid + 1
+        stack[top + 1, 1] = hi_
+        stack[top + 1, 2] = o
+        stack[top + 1, 3] = rr
+        top += 2
+    return bins, j0, ranks
 
 
 @njit(cache=True)
-def _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind, table, counts):
-    """Rank interval [o, r] of every block; collapsed blocks are counted, open ones get (o, r, offset, cut).
-
-    o = opt of the block's first negative; r = min(u, opt of the next non-empty block's first negative)
-    (that negative scores lower and comes later, so its opt bounds the block's from above).  The
-    intervals of consecutive blocks share one rank at most, so every O(r − o) scan below sums to
-    O(P) over the blocks (the accounting of Proposition 3).
-    """
+def _classify(hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, counts):
+    """Code of every non-empty bin (> 0: its one rank; −1 − q: the q-th open bin) and the open
+    bins' tables: interval, orders, gather slots, and for narrow ones the thresholds at the first
+    and last order (flat, r − o entries each, from ``th_off``) and the certain-rank histogram
+    (r − o + 1 entries, from ``h_off``).  Collapsed bins are counted in ``counts``."""
     n_pos = sp.size
-    open_lo = np.zeros(n_pos + 2, dtype=np.int64)  # 0: collapsed at u, else the lowest possible rank o
-    hi_rank = np.arange(n_pos + 2)  # the highest possible rank r <= u
-    offset = np.zeros(n_pos + 2, dtype=np.int64)  # the block's orders are offset + 1 .. offset + size
-    cut = np.full(n_pos + 2, -np.inf)  # negatives scoring below the cut surely have rank r
-    first = _first_opts(size, top, use_blocks, sp, inv, kind, table, offset)
+    nb = bins.size
+    code = np.empty(n_bins, dtype=np.int32)
     n_open = 0
-    nxt = n_pos + 2
-    for u in range(n_pos + 1, 0, -1):
-        if size[u] == 0:
-            continue
-        if nxt <= n_pos + 1 and first[nxt] < u:
-            hi_rank[u] = first[nxt]
-        nxt = u
-    for u in range(1, n_pos + 2):
-        if size[u] == 0:
-            continue
-        o = first[u]
-        r = hi_rank[u]
-        j0 = offset[u]
-        if o == u:
-            counts[u - 1] += size[u]
+    n_th = 0
+    n_gather = 0
+    for t in range(nb):
+        o = ranks[2 * t]
+        r = ranks[2 * t + 1]
+        k = bins[t]
+        if o == r:
+            code[k] = o
+            counts[o - 1] += hist[k]
         else:
-            open_lo[u] = o
-            n_open += size[u]
-            if o == r:  # collapsed below u: pass 2 rewrites the coefficients of pass 1
-                cut[u] = np.inf
-            elif use_blocks:
-                cut[u] = _cut_value(j0 + 1, o, r, sp, inv, kind, table, n_pos)
-                if size[u] >= _BIG_BLOCK and 16 * size[u] >= scores.size:  # cheap to sample
-                    cut[u] = max(cut[u], _sample_cut(scores, y, block, u, size[u], j0, o, r, sp, inv, kind, table,
-                                                     n_pos))
-    return open_lo, hi_rank, offset, cut, n_open
-
-
-@njit(cache=True)
-def _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind, table):
-    """For narrow open blocks: d_j(k) and the rank thresholds at the block's first and last order.
-
-    The tables have one row per narrow block (``slot[u]``, −1 for the other blocks), so their size
-    is O(min(P, N)), not O(P).
-    """
-    n_pos = sp.size
-    slot = np.full(n_pos + 2, -1, dtype=np.int64)
-    n_narrow = 0
-    for u in range(1, n_pos + 2):
-        o = open_lo[u]
-        if o > 0 and 0 < hi_rank[u] - o <= _NARROW:
-            slot[u] = n_narrow
-            n_narrow += 1
-    d_first = np.zeros((n_narrow, _NARROW), dtype=np.float64)
-    d_last = np.zeros((n_narrow, _NARROW), dtype=np.float64)
-    th_first = np.full(n_narrow * _NARROW, -np.inf)
-    th_last = np.full(n_narrow * _NARROW, -np.inf)
-    tol = np.zeros(n_narrow, dtype=np.float64)
+            code[k] = -1 - n_open
+            n_open += 1
+            n_gather += hist[k]
+            if r - o <= narrow:
+                n_th += r - o
+    q_o = np.empty(n_open, dtype=np.int64)
+    q_r = np.empty(n_open, dtype=np.int64)
+    q_j0 = np.empty(n_open, dtype=np.int64)
+    q_size = np.empty(n_open, dtype=np.int64)
+    th_off = np.full(n_open, -1, dtype=np.int64)  # −1: a wide bin
+    h_off = np.empty(n_open, dtype=np.int64)
+    start = np.empty(n_open + 1, dtype=np.int64)
+    th_first = np.empty(n_th, dtype=np.float64)
+    th_last = np.empty(n_th, dtype=np.float64)
+    d_first = np.empty(n_th, dtype=np.float64)
+    d_last = np.empty(n_th, dtype=np.float64)
+    tol = np.zeros(n_open, dtype=np.float64)
     b = np.empty(_NARROW + 1, dtype=np.float64)
     hull = np.empty(_NARROW + 1, dtype=np.int64)
-    for u in range(1, n_pos + 2):
-        q = slot[u]
-        if q < 0:
-            continue
-        o = open_lo[u]
-        r = hi_rank[u]
-        for k in range(o, r):  # the same values loss_step gives everywhere else
-            d_first[q, k - o] = loss_step(kind, table, n_pos, k, offset[u] + 1)
-            d_last[q, k - o] = loss_step(kind, table, n_pos, k, offset[u] + size[u])
-        row = slice(q * _NARROW, (q + 1) * _NARROW)
-        tol[q] = max(_thresholds(o, r, sp, inv, d_first[q], th_first[row], b, hull),
-                     _thresholds(o, r, sp, inv, d_last[q], th_last[row], b, hull))
-    return slot, d_first, d_last, th_first, th_last, tol
-
-
-@njit(cache=True)
-def _qs_core(scores, y, sp, pos_ids, kind, table, use_blocks, force_fallback):
-    n = scores.size
-    n_pos = sp.size
-    n_neg = n - n_pos
-    inv = 2.0 / (n_pos * n_neg)
-    c = np.zeros(n, dtype=np.float64)
-    counts = np.zeros(n_pos + 1, dtype=np.int64)
-    last = n_pos + 1
-    block = np.empty(n, dtype=np.int32)
-    size = np.zeros(n_pos + 2, dtype=np.int64)
-    top = np.full(n_pos + 2, -np.inf)
-    if use_blocks:
-        _block_pass(scores, y, sp, inv, c, block, size, top)
-    else:  # one block holding every negative, ranks [1, P + 1]
-        for i in range(n):
-            if not y[i]:
-                block[i] = last
-                size[last] += 1
-    open_lo, hi_rank, offset, cut, n_open = _open_blocks(scores, y, block, size, top, use_blocks, sp, inv, kind,
-                                                         table, counts)
-    if n_open == 0:
-        return _finish(c, counts, pos_ids, n_pos, inv)
-    slot, d_first, d_last, th_first, th_last, tol = _narrow_tables(open_lo, hi_rank, offset, size, sp, inv, kind,
-                                                                   table)
-    hist, n_ge, vals, ids, keys, start, fill = _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, slot,
-                                                      d_first, d_last, th_first, th_last, tol, sp, inv, c)
-    failed = _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table)
-    _gather_failed(scores, y, block, failed, start, fill, vals, ids)
-    _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, slot, hist, failed, start, fill, sp, kind,
-            table, n_neg, c, counts)
-    return _finish(c, counts, pos_ids, n_pos, inv)
-
-
-@njit(cache=True)
-def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, slot, d_first, d_last, th_first, th_last, tol,
-           sp, inv, c):
-    """Pass 2 over the open blocks' negatives.
-
-    Below the cut a negative has rank r (certified afterwards); of the others, narrow blocks assign
-    the certain ones by thresholds (counted in ``hist``); the rest is gathered, grouped by block,
-    into (vals, ids) for Algorithm 2.
-    """
-    n = scores.size
-    n_pos = sp.size
-    last = n_pos + 1
-    hist = np.zeros((tol.size, _NARROW + 1), dtype=np.int64)  # certain ranks r − o per narrow block
-    n_ge = np.zeros(n_pos + 2, dtype=np.int64)
-    vals = np.empty(n_open, dtype=np.float64)
-    ids = np.empty(n_open, dtype=np.int64)
-    keys = np.empty(n_open, dtype=np.int16)  # narrow blocks: (a − o)·(_NARROW + 1) + (b − o), see _resolve_uncertain
-    start = np.zeros(n_pos + 2, dtype=np.int64)
-    fill = np.zeros(n_pos + 2, dtype=np.int64)
+    q = 0
+    off = 0
+    hoff = 0
     pos = 0
-    for u in range(1, last + 1):
-        if open_lo[u] > 0:
-            start[u] = pos
-            fill[u] = pos
-            pos += size[u]
-    for i in range(n):
+    for t in range(nb):
+        o = ranks[2 * t]
+        r = ranks[2 * t + 1]
+        if o == r:
+            continue
+        k = bins[t]
+        q_o[q] = o
+        q_r[q] = r
+        q_j0[q] = j0[t]
+        q_size[q] = hist[k]
+        start[q] = pos
+        pos += hist[k]
+        h_off[q] = hoff
+        if r - o <= narrow:
+            th_off[q] = off
+            hoff += r - o + 1
+            for kk in range(o, r):  # the same values loss_step gives everywhere else
+                d_first[off + kk - o] = loss_step(kind, table, n_pos, kk, j0[t] + 1)
+                d_last[off + kk - o] = loss_step(kind, table, n_pos, kk, j0[t] + hist[k])
+            w = r - o
+            tol[q] = max(_thresholds(o, r, sp, inv, d_first[off:off + w], th_first[off:off + w], b, hull),
+                         _thresholds(o, r, sp, inv, d_last[off:off + w], th_last[off:off + w], b, hull))
+            off += w
+        q += 1
+    start[n_open] = pos
+    return code, q_o, q_r, q_j0, q_size, th_off, h_off, hoff, start, th_first, th_last, d_first, d_last, tol
+
+
+@njit(cache=True)
+def _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, start, th_first, th_last, d_first,
+            d_last, tol, sp, inv, c):
+    """Pass 2: coefficients of the settled negatives; the others are gathered per open bin."""
+    n_pos = sp.size
+    last = n_pos + 1
+    n_open = q_o.size
+    hist = np.zeros(n_hist, dtype=np.int64)  # certain ranks r − o per narrow bin, from h_off
+    vals = np.empty(start[n_open], dtype=np.float64)
+    ids = np.empty(start[n_open], dtype=np.int64)
+    keys = np.empty(start[n_open], dtype=np.int16)  # narrow bins: (a − o)·(_NARROW + 1) + (b − o)
+    fill = start[:n_open].copy()
+    top_coef = n_pos * inv
+    for i in range(scores.size):
         if y[i]:
             continue
-        u = block[i]
-        o = open_lo[u]
-        if o == 0:
-            continue
         s = scores[i]
-        r = hi_rank[u]
-        if s < cut[u]:  # rank r (certified below); pass 1 wrote the coefficient of rank u
-            if r != u:
-                c[i] = (last - r) * inv
+        if s > hi:
+            c[i] = top_coef
             continue
-        n_ge[u] += 1
-        q = slot[u]
-        if q >= 0:
-            # rank = o + #{thresholds >= s} at the first and the last order of the block (branch-free);
+        cd = code[_floor_scaled(s, inv_w) - base]
+        if cd > 0:
+            c[i] = (last - cd) * inv
+            continue
+        q = -1 - cd
+        off = th_off[q]
+        if off >= 0:
+            # rank = o + #{thresholds >= s} at the first and the last order of the bin (branch-free);
             # exact unless s is within tol of a threshold, then the exact scan decides
+            o = q_o[q]
+            r = q_r[q]
             ra = o
             rb = o
             near = False
             tl = tol[q]
-            base = q * _NARROW
-            for t in range(base, base + (r - o)):  # entries past r − o are −inf
+            for t in range(off, off + (r - o)):
                 ta = th_first[t]
                 tb = th_last[t]
                 ra += s <= ta
@@ -412,89 +275,69 @@ def _pass2(scores, y, block, size, open_lo, hi_rank, cut, n_open, slot, d_first,
                 near |= abs(s - tb) <= tl
             if near or ra != rb:
                 if near:
-                    ra = _scan_row(s, o, r, o, sp, inv, d_first[q])
-                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[q])
-                if ra != rb:  # the rank depends on the exact order: resolved below
-                    t = fill[u]
+                    ra = _scan_row(s, o, r, o, sp, inv, d_first[off:])
+                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[off:])
+                if ra != rb:  # the rank depends on the exact order: resolved in _settle
+                    t = fill[q]
                     vals[t] = s
                     ids[t] = i
                     keys[t] = (ra - o) * (_NARROW + 1) + (rb - o)
-                    fill[u] = t + 1
+                    fill[q] = t + 1
                     continue
             c[i] = (last - ra) * inv
-            hist[q, ra - o] += 1
+            hist[h_off[q] + ra - o] += 1
             continue
-        t = fill[u]
+        t = fill[q]
         vals[t] = s
         ids[t] = i
-        fill[u] = t + 1
-    return hist, n_ge, vals, ids, keys, start, fill
+        fill[q] = t + 1
+    return hist, vals, ids, keys, fill
 
 
 @njit(cache=True)
-def _certify(open_lo, hi_rank, offset, size, cut, n_ge, force_fallback, sp, inv, kind, table):
-    """Blocks whose cut fails its exact certification.
-
-    The first negative below a cut has order offset + n_ge + 1 and a score < cut, so its opt is
-    >= that of (cut, that order) (the argument of Observation 4); rank r there certifies the cut.
-    """
+def _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist, start, fill, sp, kind, table, n_neg, c, counts):
+    """Counts of the certain negatives of narrow bins; exact ranks of the gathered ones."""
     n_pos = sp.size
-    failed = np.zeros(n_pos + 2, dtype=np.bool_)
-    for u in range(1, n_pos + 2):
-        o = open_lo[u]
-        if o > 0 and n_ge[u] < size[u]:
-            r = hi_rank[u]
-            if force_fallback or best_rank(cut[u], offset[u] + n_ge[u] + 1, o, r, sp, inv, kind, table, n_pos) != r:
-                failed[u] = True
-    return failed
-
-
-@njit(cache=True)
-def _gather_failed(scores, y, block, failed, start, fill, vals, ids):
-    """Rare fallback: gather all the negatives of the failed blocks (one pass) for Algorithm 2."""
-    if not failed.any():
-        return
-    for u in range(failed.size):
-        if failed[u]:
-            fill[u] = start[u]
-    for i in range(scores.size):
-        if not y[i] and failed[block[i]]:
-            u = block[i]
-            vals[fill[u]] = scores[i]
-            ids[fill[u]] = i
-            fill[u] += 1
-
-
-@njit(cache=True)
-def _settle(vals, ids, keys, open_lo, hi_rank, offset, size, n_ge, slot, hist, failed, start, fill, sp, kind, table,
-            n_neg, c, counts):
-    """Counts of the certain negatives; Algorithm 2 on the gathered ones of every open block."""
-    n_pos = sp.size
-    last = n_pos + 1
     work = new_work()
     m_max = 0
-    for u in range(1, last + 1):
-        m_max = max(m_max, fill[u] - start[u])
+    for q in range(q_o.size):
+        m_max = max(m_max, fill[q] - start[q])
     scratch = (np.empty(m_max, dtype=np.int64), np.empty(m_max, dtype=np.float64), np.empty(m_max, dtype=np.int64))
-    for u in range(1, last + 1):
-        o = open_lo[u]
-        if o == 0:
-            continue
-        r = hi_rank[u]
-        b0 = start[u]
-        m = fill[u] - b0
-        if not failed[u]:
-            counts[r - 1] += size[u] - n_ge[u]
-            q = slot[u]
-            if q >= 0:
-                for t in range(r - o + 1):
-                    counts[o + t - 1] += hist[q, t]
-                if m > 0:
-                    _resolve_uncertain(vals, ids, keys, b0, m, offset[u], o, hist[q], sp, kind, table, n_pos,
-                                       n_neg, c, counts, work, scratch)
-                continue
-        if m > 0:
-            opt_ranks(vals, ids, b0, b0 + m, offset[u] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts, work)
+    hist_u = np.zeros(_NARROW + 1, dtype=np.int64)
+    for q in range(q_o.size):
+        o = q_o[q]
+        r = q_r[q]
+        b0 = start[q]
+        m = fill[q] - b0
+        if th_off[q] >= 0:
+            hist_u[:] = 0
+            for t in range(r - o + 1):
+                hist_u[t] = hist[h_off[q] + t]
+                counts[o + t - 1] += hist_u[t]
+            if m > 0:
+                _resolve_uncertain(vals, ids, keys, b0, m, q_j0[q], o, hist_u, sp, kind, table, n_pos, n_neg, c,
+                                   counts, work, scratch)
+        elif m > 0:
+            opt_ranks(vals, ids, b0, b0 + m, q_j0[q] - b0, o, r, sp, kind, table, n_pos, n_neg, c, counts, work)
+
+
+@njit(cache=True)
+def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins, narrow):
+    n = scores.size
+    n_pos = sp.size
+    n_neg = n - n_pos
+    inv = 2.0 / (n_pos * n_neg)
+    c = np.empty(n, dtype=np.float64)  # every entry is written exactly once below
+    counts = np.zeros(n_pos + 1, dtype=np.int64)
+    hist, n_above = _histogram(scores, y, hi, inv_w, base, n_bins)
+    counts[0] += n_above
+    bins, j0, ranks = _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table)
+    code, q_o, q_r, q_j0, q_size, th_off, h_off, n_hist, start, th_first, th_last, d_first, d_last, tol = _classify(
+        hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, counts)
+    hist_q, vals, ids, keys, fill = _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, start,
+                                            th_first, th_last, d_first, d_last, tol, sp, inv, c)
+    _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist_q, start, fill, sp, kind, table, n_neg, c, counts)
+    return _finish(c, counts, pos_ids, n_pos, inv)
 
 
 @njit(cache=True)
@@ -633,8 +476,7 @@ def _finish(c, counts, pos_ids, n_pos, inv):
         c[pos_ids[k]] = -cum * inv
     return c, counts
 
-
-def qs_oracle(scores, y, loss, *, _force_fallback=False):
+def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     """QS oracle (Algorithms 1–2) for any QS-suitable loss.
 
     Parameters
@@ -642,9 +484,11 @@ def qs_oracle(scores, y, loss, *, _force_fallback=False):
     scores : ndarray of float64, shape (n,)
     y : ndarray of bool, shape (n,)
     loss : QSLoss
-    _force_fallback : bool, default=False
-        Private, for tests: treat every cut as failing its certification, so every block with a
-        cut takes the Algorithm-2 fallback on all its negatives (same result, slower).
+    _n_bins : int, optional
+        Private, for tests: about this many grid bins instead of N / 8 (1 = plain Algorithm 2 on
+        all negatives).
+    _narrow : bool, default=True
+        Private, for tests: False sends every open bin to Algorithm 2 (no thresholds).
 
     Returns
     -------
@@ -657,7 +501,11 @@ def qs_oracle(scores, y, loss, *, _force_fallback=False):
     n_pos = sp.size
     n_neg = scores.size - n_pos
     kind, table = loss.kernel_spec(n_pos, n_neg)
-    use_blocks = loss.nonincreasing(n_pos, n_neg)
-    c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), use_blocks,
-                         bool(_force_fallback))
+    # a negative above every positive has rank 1 when moving a negative down never raises the loss
+    hi = float(sp[0]) if loss.nonincreasing(n_pos, n_neg) else float(scores.max())
+    lo = min(float(scores.min()), hi)
+    inv_w, width, base = _grid(lo, hi, n_neg, _n_bins)
+    n_bins = int(_floor_scaled(hi, inv_w) - base + 1)
+    c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
+                         n_bins, _NARROW if _narrow else 0)
     return c, float(loss.value(counts))

@@ -1,5 +1,6 @@
-"""QS in the large-P regime (P ≈ N, P > N, P ≫ N) and on its certification-failed fallback path,
-compared exactly with the sorting baselines (yue for AP, chakrabarti for NDCG)."""
+"""QS in the large-P regime (P ≈ N, P > N, P ≫ N) and on each of its paths (a coarse or a fine score
+grid, narrow bins by thresholds or all open bins by Algorithm 2), compared exactly with the sorting
+baselines (yue for AP, chakrabarti for NDCG)."""
 
 import numpy as np
 import pytest
@@ -19,10 +20,10 @@ def _query(rng, n, frac_pos, shift, ties):
     return s, y
 
 
-def _check(s, y, loss, force_fallback=False):
+def _check(s, y, loss, **paths):
     ref_name, loss_obj = _REF[loss]
     c_ref, d_ref = get_oracle(loss, ref_name)(s, y)
-    c, d = qs_oracle(s, y, loss_obj, _force_fallback=force_fallback)
+    c, d = qs_oracle(s, y, loss_obj, **paths)
     np.testing.assert_array_equal(c, c_ref)
     assert d == d_ref
 
@@ -61,8 +62,11 @@ def test_random_sizes_exact(loss):
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("n_pos,n_neg", [(3, 50_000), (40, 60_000), (500, 5_000), (5_000, 5_000), (8_000, 800)])
-def test_certification_fallback_path(loss, n_pos, n_neg):
-    """Every cut declared failed: the fallback (Algorithm 2 on whole blocks) gives the same answer."""
+@pytest.mark.parametrize("paths", [dict(_n_bins=1), dict(_n_bins=7), dict(_n_bins=1 << 18), dict(_narrow=False),
+                                   dict(_n_bins=64, _narrow=False)])
+def test_every_path_exact(loss, n_pos, n_neg, paths):
+    """One bin (plain Algorithm 2 on all negatives), a few bins (mostly open), very fine bins (mostly
+    settled by the table), and open bins without thresholds all give the baseline's answer."""
     rng = np.random.default_rng(n_pos + n_neg)
     for mu in (1.0, 4.0):
         s = np.concatenate([rng.normal(mu, 1, n_pos), rng.normal(0, 1, n_neg)])
@@ -70,36 +74,26 @@ def test_certification_fallback_path(loss, n_pos, n_neg):
         y[:n_pos] = True
         p = rng.permutation(s.size)
         s, y = s[p], y[p]
-        _check(s, y, loss, force_fallback=True)
-        _check(np.round(s * 2) / 2, y, loss, force_fallback=True)
+        _check(s, y, loss, **paths)
+        _check(np.round(s * 2) / 2, y, loss, **paths)
 
 
-def test_fallback_flag_reaches_the_fallback():
-    """The flag really changes the path: on a query where cuts exist, it must still be exact, and a
-    query with cuts must exist (a block with a certified cut below some negatives)."""
-    from ssvm.losses._rank_kernels import sorted_positives
-    from ssvm.losses import qs as qs_mod
-
-    rng = np.random.default_rng(0)
-    s = np.concatenate([rng.normal(1, 1, 40), rng.normal(0, 1, 60_000)])
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_extreme_scales_on_the_grid(loss):
+    """The power-of-two grid stays exact for scores of any scale and offset: huge, tiny (down to
+    subnormal products), far from zero with a small spread, and negatives just above or below a bin
+    edge."""
+    rng = np.random.default_rng(5)
+    for scale, offset in [(1e-300, 0.0), (1e-12, 1.0), (1.0, 1e12), (1e150, 0.0), (1e-3, -1e6), (1.0, 0.0)]:
+        for n_neg in (50, 5_000):
+            s = offset + scale * np.concatenate([rng.normal(1, 1, 30), rng.normal(0, 1, n_neg)])
+            y = np.zeros(s.size, bool)
+            y[:30] = True
+            _check(s, y, loss)
+            _check(s, y, loss, _n_bins=1 << 12)
+    edges = np.ldexp(np.arange(-40, 40), -3)  # exact bin edges of a 2^-3 grid, and their neighbours
+    s = np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf), rng.normal(0, 2, 9)])
     y = np.zeros(s.size, bool)
-    y[:40] = True
-    sp, _ = sorted_positives(s, y)
-    n_pos, n_neg = sp.size, s.size - sp.size
-    inv = 2.0 / (n_pos * n_neg)
-    c = np.zeros(s.size)
-    block = np.empty(s.size, np.int32)
-    size = np.zeros(n_pos + 2, np.int64)
-    top = np.full(n_pos + 2, -np.inf)
-    kind, table = APLoss().kernel_spec(n_pos, n_neg)
-    qs_mod._block_pass(s, y, sp, inv, c, block, size, top)
-    counts = np.zeros(n_pos + 1, np.int64)
-    open_lo, hi_rank, offset, cut, n_open = qs_mod._open_blocks(s, y, block, size, top, True, sp, inv, kind,
-                                                                 table, counts)
-    has_cut = (open_lo > 0) & np.isfinite(cut)
-    assert has_cut.any()
-    n_ge = size.copy()
-    n_ge[has_cut] = 0  # pretend nothing is above the cut: the certification is then evaluated
-    failed = qs_mod._certify(open_lo, hi_rank, offset, size, cut, n_ge, True, sp, inv, kind, table)
-    assert failed[has_cut].all()
-    _check(s, y, "ap", force_fallback=True)
+    y[-9:] = True
+    for n_bins in (8, 64, 640):
+        _check(s, y, loss, _n_bins=n_bins)
