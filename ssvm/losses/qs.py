@@ -48,19 +48,20 @@ from ._rank_kernels import best_rank, loss_step, sorted_positives
 __all__ = ["qs_oracle"]
 
 _NEG_PER_BIN = 8
-_MAX_BINS = 1 << 20
+_BINS_PER_POS = 32
+_MAX_BINS = 1 << 22
 _NARROW = 8
 _SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
 
 
-def _grid(lo, hi, n_neg, n_bins=None):
-    """Bin width 2^e and the bin of ``lo``: about ``n_bins`` (default N / 8) bins over [lo, hi].
+def _grid(lo, hi, n_pos, n_neg, n_bins=None):
+    """Bin width 2^e and the bin of ``lo``: between ``n_bins`` / 4 and ``n_bins`` / 2 bins over [lo, hi].
 
     The width is a power of two no finer than 2^−50 of the scores' magnitude, so s · 2^−e is exact
     and its floor fits an int64; edges (base + k) · 2^e are exact doubles.
     """
-    if n_bins is None:
-        n_bins = min(max(n_neg // _NEG_PER_BIN, 1), _MAX_BINS)
+    if n_bins is None:  # finer than the positives (their thresholds make bins open), coarser than 2 per negative
+        n_bins = min(max(n_neg // _NEG_PER_BIN, _BINS_PER_POS * n_pos, 1), 2 * n_neg, _MAX_BINS)
     span = hi / 2 - lo / 2  # (hi − lo) / 2 without overflow
     e = math.frexp(span)[1] + 1 - max(int(n_bins), 1).bit_length() + 1
     mag = max(abs(lo), abs(hi))
@@ -97,14 +98,17 @@ def _histogram(scores, y, hi, inv_w, base, n_bins):
 
 
 @njit(cache=True)
-def _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table):
-    """Non-empty bins from the top (``bins``), their first order minus one (``j0``) and the opts of
-    their corners: ``ranks[2t]`` at (top edge, first order), ``ranks[2t + 1]`` at (bottom edge,
-    last order) of the t-th of them.
+def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
+    """Non-empty bins from the top (``bins``), their first order minus one (``j0``) and the rank
+    interval [lo_rank[t], hi_rank[t]] of the t-th of them.
 
-    Divide and conquer of Algorithm 2 over the chain of corners (s non-increasing, j
-    non-decreasing along it, so the opts are non-decreasing): each corner's opt is searched only
-    between the opts of the nearest computed corners before and after it.
+    Bin t (scores in [E_k, E_k+1), orders j1..j2) has its ranks between the opts of its corners
+    (E_k+1, j1) and (E_k, j2 + 1) (order N for the last bin); the second corner of a bin is the
+    first of the next one when no empty bin lies between them.  Along the corners, taken from the
+    top, s never rises and j never falls, so their opts are non-decreasing and found by the divide
+    and conquer of Algorithm 2 over them: each is searched only between the opts of the nearest
+    computed corners before and after it, and a stretch whose bracket has collapsed is filled at
+    once.
     """
     n_pos = sp.size
     nb = 0
@@ -114,23 +118,33 @@ def _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table):
     j0 = np.empty(nb, dtype=np.int64)
     s_pt = np.empty(2 * nb, dtype=np.float64)
     j_pt = np.empty(2 * nb, dtype=np.int64)
+    first = np.empty(nb, dtype=np.int64)  # bin t's corners are points first[t] and first[t] + 1
     t = 0
+    n_pt = 0
     j = n_above
+    prev = -1  # the last non-empty bin seen
     for k in range(hist.size - 1, -1, -1):
         if hist[k] == 0:
             continue
         bins[t] = k
         j0[t] = j
-        s_pt[2 * t] = min((base + k + 1) * width, hi)
-        j_pt[2 * t] = j + 1
+        if t > 0 and k + 1 == prev:  # adjacent: the previous bin's second corner (E_k+1, j + 1) is this one's first
+            first[t] = n_pt - 1
+        else:
+            s_pt[n_pt] = min((base + k + 1) * width, hi)
+            j_pt[n_pt] = j + 1
+            first[t] = n_pt
+            n_pt += 1
         j += hist[k]
-        s_pt[2 * t + 1] = (base + k) * width
-        j_pt[2 * t + 1] = j
+        s_pt[n_pt] = (base + k) * width
+        j_pt[n_pt] = min(j + 1, n_neg)
+        n_pt += 1
+        prev = k
         t += 1
-    ranks = np.empty(2 * nb, dtype=np.int64)
+    ranks = np.empty(n_pt, dtype=np.int64)
     stack = np.empty((64, 4), dtype=np.int64)
     stack[0, 0] = 0
-    stack[0, 1] = 2 * nb
+    stack[0, 1] = n_pt
     stack[0, 2] = 1
     stack[0, 3] = n_pos + 1
     top = 1
@@ -157,11 +171,11 @@ def _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table):
         stack[top + 1, 2] = o
         stack[top + 1, 3] = rr
         top += 2
-    return bins, j0, ranks
+    return bins, j0, ranks[first], ranks[first + 1]
 
 
 @njit(cache=True)
-def _classify(hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, counts):
+def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, table, counts):
     """Code of every non-empty bin (> 0: its one rank; −1 − q: the q-th open bin) and the open
     bins' tables: interval, orders, gather slots, and for narrow ones the thresholds at the first
     and last order (flat, r − o entries each, from ``th_off``) and the certain-rank histogram
@@ -173,8 +187,8 @@ def _classify(hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, count
     n_th = 0
     n_gather = 0
     for t in range(nb):
-        o = ranks[2 * t]
-        r = ranks[2 * t + 1]
+        o = lo_rank[t]
+        r = hi_rank[t]
         k = bins[t]
         if o == r:
             code[k] = o
@@ -204,8 +218,8 @@ def _classify(hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, count
     hoff = 0
     pos = 0
     for t in range(nb):
-        o = ranks[2 * t]
-        r = ranks[2 * t + 1]
+        o = lo_rank[t]
+        r = hi_rank[t]
         if o == r:
             continue
         k = bins[t]
@@ -331,9 +345,9 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins
     counts = np.zeros(n_pos + 1, dtype=np.int64)
     hist, n_above = _histogram(scores, y, hi, inv_w, base, n_bins)
     counts[0] += n_above
-    bins, j0, ranks = _corner_ranks(hist, n_above, base, width, hi, sp, inv, kind, table)
+    bins, j0, lo_rank, hi_rank = _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table)
     code, q_o, q_r, q_j0, q_size, th_off, h_off, n_hist, start, th_first, th_last, d_first, d_last, tol = _classify(
-        hist, bins, j0, ranks, n_bins, narrow, sp, inv, kind, table, counts)
+        hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, table, counts)
     hist_q, vals, ids, keys, fill = _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, start,
                                             th_first, th_last, d_first, d_last, tol, sp, inv, c)
     _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist_q, start, fill, sp, kind, table, n_neg, c, counts)
@@ -504,7 +518,7 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     # a negative above every positive has rank 1 when moving a negative down never raises the loss
     hi = float(sp[0]) if loss.nonincreasing(n_pos, n_neg) else float(scores.max())
     lo = min(float(scores.min()), hi)
-    inv_w, width, base = _grid(lo, hi, n_neg, _n_bins)
+    inv_w, width, base = _grid(lo, hi, n_pos, n_neg, _n_bins)
     n_bins = int(_floor_scaled(hi, inv_w) - base + 1)
     c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
                          n_bins, _NARROW if _narrow else 0)
