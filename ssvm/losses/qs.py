@@ -10,17 +10,19 @@ non-increasing in s and non-decreasing in j (Observation 4; condition C3).  This
 first levels of that recursion as one *multi-pivot* SELECT with pivots on a fixed score grid, so
 most negatives are settled in two streaming passes without any data movement:
 
-1. **Histogram.**  The grid has about N / 8 bins of width 2^e (a power of two), so a negative's
-   bin ``floor(s · 2^−e) − base`` is computed exactly and bin k holds exactly the scores in
-   [E_k, E_k+1), E_k = (base + k) · 2^e.  One pass counts the negatives per bin; the counts give
-   every bin's range of orders [j1, j2] (the bins above it come first).  A negative scoring above
-   every positive has rank 1 when the loss's derivative is ≤ 0 (AP, NDCG): moving it below any
-   positive lowers the score term and never raises the loss.  Those are counted apart and take
-   the first orders.
-2. **Corner ranks.**  Every negative of bin k has a rank in [opt(E_k+1, j1), opt(E_k, j2)].  The
-   corners, taken bin after bin from the top, form a chain along which s never rises and j never
-   falls, so their opts are monotone and found by the divide and conquer of Algorithm 2 over the
-   chain (O(P log B) scanning; a stretch whose bracket has collapsed is filled at once).
+1. **Histogram.**  The grid has max(N / 8, 32 P) bins or so (capped at 2 N) of width 2^e (a power
+   of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly and bin k holds
+   exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores below
+   the grid (its lower edge is −∞; the grid starts at the minimum of a strided sample).  One pass
+   counts the negatives per bin; the counts give every bin's range of orders [j1, j2] (the bins
+   above it come first).  A negative scoring above every positive has rank 1 when the loss's
+   derivative is ≤ 0 (AP, NDCG): moving it below any positive lowers the score term and never
+   raises the loss.  Those are counted apart and take the first orders.
+2. **Corner ranks.**  Every negative of bin k has a rank in [opt(E_k+1, j1), opt(E_k, j2 + 1)].
+   The corners, taken bin after bin from the top (a bin's second corner is the next one's first
+   when they are adjacent), form a chain along which s never rises and j never falls, so their
+   opts are monotone and found by the divide and conquer of Algorithm 2 over the chain
+   (O(P log B) scanning; a stretch whose bracket has collapsed is filled at once).
 3. **Assign.**  A second pass settles each negative of a collapsed bin (one rank: most of them)
    with one table look-up.  In a narrow bin (at most 8 possible ranks) the rank boundaries are
    score thresholds θ_r (rank ≥ r + 1 iff s ≤ θ_r) at the bin's first and last order; a negative
@@ -49,6 +51,7 @@ __all__ = ["qs_oracle"]
 
 _NEG_PER_BIN = 8
 _BINS_PER_POS = 32
+_LO_SAMPLE = 4096
 _MAX_BINS = 1 << 22
 _NARROW = 8
 _SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
@@ -93,7 +96,7 @@ def _histogram(scores, y, hi, inv_w, base, n_bins):
         if s > hi:
             n_above += 1
         else:
-            hist[_floor_scaled(s, inv_w) - base] += 1
+            hist[max(_floor_scaled(s, inv_w) - base, 0)] += 1
     return hist, n_above
 
 
@@ -136,7 +139,7 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
             first[t] = n_pt
             n_pt += 1
         j += hist[k]
-        s_pt[n_pt] = (base + k) * width
+        s_pt[n_pt] = (base + k) * width if k > 0 else -np.inf  # bin 0 also holds everything below lo
         j_pt[n_pt] = min(j + 1, n_neg)
         n_pt += 1
         prev = k
@@ -176,13 +179,13 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
 
 @njit(cache=True)
 def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, table, counts):
-    """Code of every non-empty bin (> 0: its one rank; −1 − q: the q-th open bin) and the open
+    """Code of every non-empty bin (>= 0: the coefficient of its one rank; −1 − q: the q-th open bin) and the open
     bins' tables: interval, orders, gather slots, and for narrow ones the thresholds at the first
     and last order (flat, r − o entries each, from ``th_off``) and the certain-rank histogram
     (r − o + 1 entries, from ``h_off``).  Collapsed bins are counted in ``counts``."""
     n_pos = sp.size
     nb = bins.size
-    code = np.empty(n_bins, dtype=np.int32)
+    code = np.empty(n_bins, dtype=np.float64)
     n_open = 0
     n_th = 0
     n_gather = 0
@@ -191,7 +194,7 @@ def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, t
         r = hi_rank[t]
         k = bins[t]
         if o == r:
-            code[k] = o
+            code[k] = (n_pos + 1 - o) * inv
             counts[o - 1] += hist[k]
         else:
             code[k] = -1 - n_open
@@ -265,11 +268,11 @@ def _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, s
         if s > hi:
             c[i] = top_coef
             continue
-        cd = code[_floor_scaled(s, inv_w) - base]
-        if cd > 0:
-            c[i] = (last - cd) * inv
+        cd = code[max(_floor_scaled(s, inv_w) - base, 0)]
+        if cd >= 0.0:
+            c[i] = cd
             continue
-        q = -1 - cd
+        q = -1 - int(cd)
         off = th_off[q]
         if off >= 0:
             # rank = o + #{thresholds >= s} at the first and the last order of the bin (branch-free);
@@ -517,7 +520,7 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     kind, table = loss.kernel_spec(n_pos, n_neg)
     # a negative above every positive has rank 1 when moving a negative down never raises the loss
     hi = float(sp[0]) if loss.nonincreasing(n_pos, n_neg) else float(scores.max())
-    lo = min(float(scores.min()), hi)
+    lo = min(float(scores[::max(scores.size // _LO_SAMPLE, 1)].min()), hi)  # scores below lo go to bin 0
     inv_w, width, base = _grid(lo, hi, n_pos, n_neg, _n_bins)
     n_bins = int(_floor_scaled(hi, inv_w) - base + 1)
     c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
