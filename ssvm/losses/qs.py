@@ -240,8 +240,14 @@ def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, t
                 d_first[off + kk - o] = loss_step(kind, table, n_pos, kk, j0[t] + 1)
                 d_last[off + kk - o] = loss_step(kind, table, n_pos, kk, j0[t] + hist[k])
             w = r - o
-            tol[q] = max(_thresholds(o, r, sp, inv, d_first[off:off + w], th_first[off:off + w], b, hull),
-                         _thresholds(o, r, sp, inv, d_last[off:off + w], th_last[off:off + w], b, hull))
+            if w == 1:  # the usual case: one threshold, what _thresholds gives for w = 1, without the hull
+                th_first[off] = sp[o - 1] + d_first[off] / inv
+                th_last[off] = sp[o - 1] + d_last[off] / inv
+                mag = max(abs(sp[o - 1]) + abs(d_first[off] / inv), abs(sp[o - 1]) + abs(d_last[off] / inv))
+                tol[q] = 32.0 * 2.220446049250313e-16 * (mag + 1e-300)
+            else:
+                tol[q] = max(_thresholds(o, r, sp, inv, d_first, th_first, off, b, hull),
+                             _thresholds(o, r, sp, inv, d_last, th_last, off, b, hull))
             off += w
         q += 1
     start[n_open] = pos
@@ -292,8 +298,8 @@ def _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, s
                 near |= abs(s - tb) <= tl
             if near or ra != rb:
                 if near:
-                    ra = _scan_row(s, o, r, o, sp, inv, d_first[off:])
-                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last[off:])
+                    ra = _scan_row(s, o, r, o, sp, inv, d_first, off)
+                    rb = ra if ra == r else _scan_row(s, ra, r, o, sp, inv, d_last, off)
                 if ra != rb:  # the rank depends on the exact order: resolved in _settle
                     t = fill[q]
                     vals[t] = s
@@ -319,7 +325,8 @@ def _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist, start, fill, s
     m_max = 0
     for q in range(q_o.size):
         m_max = max(m_max, fill[q] - start[q])
-    scratch = (np.empty(m_max, dtype=np.int64), np.empty(m_max, dtype=np.float64), np.empty(m_max, dtype=np.int64))
+    scratch = (np.empty(m_max, dtype=np.int64), np.empty(m_max, dtype=np.float64), np.empty(m_max, dtype=np.int64),
+               np.empty(_NARROW + 2, dtype=np.int64))
     hist_u = np.zeros(_NARROW + 1, dtype=np.int64)
     for q in range(q_o.size):
         o = q_o[q]
@@ -358,12 +365,12 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins
 
 
 @njit(cache=True)
-def _scan_row(s, lo, hi, o, sp, inv, drow):
-    """:func:`best_rank` with the loss steps d(k) = drow[k − o] precomputed (bit-identical)."""
+def _scan_row(s, lo, hi, o, sp, inv, d, off):
+    """:func:`best_rank` with the loss steps d(k) = d[off + k − o] precomputed (bit-identical)."""
     best = lo
     diff = 0.0
     for k in range(lo, hi):
-        diff += (sp[k - 1] - s) * inv + drow[k - o]
+        diff += (sp[k - 1] - s) * inv + d[off + k - o]
         if diff >= 0.0:
             best = k + 1
             diff = 0.0
@@ -371,13 +378,13 @@ def _scan_row(s, lo, hi, o, sp, inv, drow):
 
 
 @njit(cache=True)
-def _thresholds(o, u, sp, inv, drow, out, b, hull):
-    """Scores θ_r (r = o..u−1) with opt ≥ r + 1 ⟺ s ≤ θ_r, for one order j (d_j(k) = drow[k − o]).
+def _thresholds(o, u, sp, inv, d, out, off, b, hull):
+    """Scores θ_r (r = o..u−1) with opt ≥ r + 1 ⟺ s ≤ θ_r, for one order j (d_j(k) = d[off + k − o]).
 
     With B_t = Σ_{k=o}^{o+t−1} (sp_k + d_j(k)/inv), f(o + t) = inv·(B_t − t·s) + const: the best rank
     is the highest maximiser over lines of slope −t, i.e. a vertex of the upper hull of the points
     (t, B_t), and the threshold between two hull vertices is the slope of the hull edge (ties go to
-    the larger rank).  O(u − o).  Writes θ into out[r − o] (non-increasing); returns a tolerance
+    the larger rank).  O(u − o).  Writes θ into out[off + r − o] (non-increasing); returns a tolerance
     well above the rounding error (scores that close to a θ are resolved by the exact scan).
     ``b`` (float) and ``hull`` (int) are work buffers of length >= u − o + 1.
     """
@@ -385,9 +392,9 @@ def _thresholds(o, u, sp, inv, drow, out, b, hull):
     b[0] = 0.0
     mag = 0.0
     for t in range(w):
-        term = sp[o + t - 1] + drow[t] / inv
+        term = sp[o + t - 1] + d[off + t] / inv
         b[t + 1] = b[t] + term
-        mag += abs(sp[o + t - 1]) + abs(drow[t] / inv)
+        mag += abs(sp[o + t - 1]) + abs(d[off + t] / inv)
     h = 0
     for x in range(w + 1):
         while h >= 2:
@@ -404,10 +411,10 @@ def _thresholds(o, u, sp, inv, drow, out, b, hull):
         q = hull[k]
         slope = (b[q] - b[p]) / (q - p)
         for r in range(p, q):
-            out[r] = slope
+            out[off + r] = slope
     for r in range(1, w):  # exact monotonicity despite rounding (changes below the tolerance)
-        if out[r] > out[r - 1]:
-            out[r] = out[r - 1]
+        if out[off + r] > out[off + r - 1]:
+            out[off + r] = out[off + r - 1]
     return 16.0 * 2.220446049250313e-16 * (w + 1) * (mag + 1e-300)
 
 
@@ -428,7 +435,8 @@ def _resolve_uncertain(vals, ids, keys, b0, m, j0, o, hist_u, sp, kind, table, n
     """
     inv = 2.0 / (n_pos * n_neg)
     w = _NARROW + 1
-    below = np.empty(w + 1, dtype=np.int64)  # below[a - o + 1] = #{certain of rank <= a}
+    key, tv, ti, below = scratch  # work buffers: three of length >= m, below of length w + 1
+    # below[a - o + 1] = #{certain of rank <= a}
     below[0] = 0
     for t in range(w):
         below[t + 1] = below[t] + hist_u[t]
@@ -457,7 +465,6 @@ def _resolve_uncertain(vals, ids, keys, b0, m, j0, o, hist_u, sp, kind, table, n
             counts[r - 1] += 1
             prev = r
         return
-    key, tv, ti = scratch  # work buffers of length >= m
     cnt = np.zeros(w * w + 1, dtype=np.int64)
     for t in range(m):
         k = keys[b0 + t]
