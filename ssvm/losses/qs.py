@@ -10,9 +10,9 @@ non-increasing in s and non-decreasing in j (Observation 4; condition C3).  This
 first levels of that recursion as one *multi-pivot* SELECT with pivots on a fixed score grid, so
 most negatives are settled in two streaming passes without any data movement:
 
-1. **Histogram.**  The grid has max(N / 8, 32 P) bins or so (capped at 2 N) of width 2^e (a power
-   of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly and bin k holds
-   exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores below
+1. **Histogram.**  The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of
+   width 2^e (a power of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly
+   and bin k holds exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores below
    the grid (its lower edge is −∞; the grid starts at the minimum of a strided sample).  One pass
    counts the negatives per bin; the counts give every bin's range of orders [j1, j2] (the bins
    above it come first).  A negative scoring above every positive has rank 1 when the loss's
@@ -63,8 +63,8 @@ def _grid(lo, hi, n_pos, n_neg, n_bins=None):
     The width is a power of two no finer than 2^−50 of the scores' magnitude, so s · 2^−e is exact
     and its floor fits an int64; edges (base + k) · 2^e are exact doubles.
     """
-    if n_bins is None:  # finer than the positives (their thresholds make bins open), coarser than 2 per negative
-        n_bins = min(max(n_neg // _NEG_PER_BIN, _BINS_PER_POS * n_pos, 1), 2 * n_neg, _MAX_BINS)
+    if n_bins is None:  # much finer than the positives: their thresholds make bins open
+        n_bins = min(max(n_neg // _NEG_PER_BIN, _BINS_PER_POS * n_pos, 1), 64 * n_neg, _MAX_BINS)
     span = hi / 2 - lo / 2  # (hi − lo) / 2 without overflow
     e = math.frexp(span)[1] + 1 - max(int(n_bins), 1).bit_length() + 1
     mag = max(abs(lo), abs(hi))
