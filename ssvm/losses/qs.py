@@ -10,14 +10,14 @@ non-increasing in s and non-decreasing in j (Observation 4; condition C3).  This
 first levels of that recursion as one *multi-pivot* SELECT with pivots on a fixed score grid, so
 most negatives are settled in two streaming passes without any data movement:
 
-1. **Histogram.**  The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of
-   width 2^e (a power of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly
-   and bin k holds exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores below
-   the grid (its lower edge is −∞; the grid starts at the minimum of a strided sample).  One pass
-   counts the negatives per bin; the counts give every bin's range of orders [j1, j2] (the bins
-   above it come first).  A negative scoring above every positive has rank 1 when the loss's
+1. **Histogram.** The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of width
+   2^e (a power of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly and bin
+   k holds exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores
+   below the grid (its lower edge is −∞; the grid starts at the minimum of a strided sample). One
+   pass counts the negatives per bin; the counts give every bin's range of orders [j1, j2] (the
+   bins above it come first). A negative scoring above every positive has rank 1 when the loss's
    derivative is ≤ 0 (AP, NDCG): moving it below any positive lowers the score term and never
-   raises the loss.  Those are counted apart and take the first orders.
+   raises the loss. Those are counted apart and take the first orders.
 2. **Corner ranks.**  Every negative of bin k has a rank in [opt(E_k+1, j1), opt(E_k, j2 + 1)].
    The corners, taken bin after bin from the top (a bin's second corner is the next one's first
    when they are adjacent), form a chain along which s never rises and j never falls, so their
