@@ -7,7 +7,10 @@ three-way SELECT ``> v | == v | < v`` (the negatives are never sorted), the opt 
 last negative equal to the pivot is found by scanning [ℓ⁺, r⁺] (largest argmax), and both sides
 recurse with the narrowed intervals (Observation 4).  Ties among negatives are ordered by index
 inside the ``== v`` block.  Correctness never depends on the pivot: small blocks take the median of
-three; large ones a pivot predicted, from a strided sample, to make one side collapse at once.
+three random elements; large ones a pivot predicted, from a random sample, to make one side collapse
+at once.  The random positions (a fixed-seed xorshift) give the expected running time of randomised
+quickselect whatever the order of the input (sorted, reversed, organ-pipe, ...); the result does not
+depend on them.
 """
 
 import numpy as np
@@ -24,9 +27,21 @@ _MARGIN = 2
 
 @njit(cache=True)
 def new_work():
-    """Work buffers of :func:`opt_ranks` (its explicit stack and pivot sample), allocated once per
-    oracle call and shared by all its blocks."""
-    return np.empty((128, 4), dtype=np.int64), np.empty(_SAMPLE, dtype=np.float64)
+    """Work buffers of :func:`opt_ranks` (its explicit stack, pivot sample and random state),
+    allocated once per oracle call and shared by all its blocks."""
+    return (np.empty((128, 4), dtype=np.int64), np.empty(_SAMPLE, dtype=np.float64),
+            np.full(1, 0x9E3779B97F4A7C15, dtype=np.uint64))
+
+
+@njit(cache=True, inline="always")
+def _rand_below(state, n):
+    """A pseudo-random integer in [0, n) (xorshift64; ``state`` is a uint64 array of length 1)."""
+    x = state[0]
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    state[0] = x
+    return np.int64(x % np.uint64(n))
 
 
 @njit(cache=True)
@@ -46,6 +61,12 @@ def _median3(a, b, c):
     if a < c:
         return a
     return c if b < c else b
+
+
+@njit(cache=True, inline="always")
+def _random_median3(vals, lo, n, state):
+    return _median3(vals[lo + _rand_below(state, n)], vals[lo + _rand_below(state, n)],
+                    vals[lo + _rand_below(state, n)])
 
 
 @njit(cache=True)
@@ -126,20 +147,21 @@ def _push(stack, top, lo, hi, ll, rr):
 
 
 @njit(cache=True)
-def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample):
+def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, state):
     """Pivot value for the block vals[lo:hi] with rank interval [ll, rr].
 
     Correctness never depends on it (the pivot's own opt is computed exactly).  Small blocks: median
-    of three.  Large blocks: a strided sample predicts (with estimated orders) which pivot makes
-    one side collapse at once — below it everything at rr, or above it everything at ll — and the
-    pivot leaving the smaller remainder is taken; the median of three if that remainder exceeds half.
+    of three random elements.  Large blocks: a random sample predicts (with estimated orders) which
+    pivot makes one side collapse at once — below it everything at rr, or above it everything at
+    ll — and the pivot leaving the smaller remainder is taken; the median of three random elements
+    if that remainder exceeds half.
     """
     n = hi - lo
     if n < _SAMPLE_MIN:
-        return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
+        return _random_median3(vals, lo, n, state)
     m = _SAMPLE
     for k in range(m):
-        sample[k] = vals[lo + (k * n) // m]
+        sample[k] = vals[lo + _rand_below(state, n)]
     sample.sort()
     smp = sample[::-1]  # descending
     # smallest q predicted at rr (predictions are monotone in q)
@@ -170,7 +192,7 @@ def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample):
         return smp[q_right]
     if 2 * rest_left <= m:
         return smp[q_left]
-    return _median3(vals[lo], vals[(lo + hi) >> 1], vals[hi - 1])
+    return _random_median3(vals, lo, n, state)
 
 
 @njit(cache=True)
@@ -178,7 +200,7 @@ def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_
     """Algorithm 2 on buffer positions lo0..hi0-1 holding the negatives of orders
     j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]; ``work`` from :func:`new_work`."""
     inv = 2.0 / (n_pos * n_neg)
-    stack, sample = work
+    stack, sample, state = work
     top = _push(stack, 0, lo0, hi0, left, right)
     while top > 0:
         top -= 1
@@ -189,7 +211,7 @@ def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_
         if ll == rr:  # the interval collapsed: assign the block without touching it again
             assign_block(ids, lo, hi, ll, c, counts, n_pos, inv)
             continue
-        v = _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample)
+        v = _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, state)
         a, b = _partition3(vals, ids, lo, hi, v)
         o_first = best_rank(v, joff + a + 1, ll, rr, sp, inv, kind, table, n_pos)
         o_last = o_first

@@ -97,3 +97,25 @@ def test_extreme_scales_on_the_grid(loss):
     y[-9:] = True
     for n_bins in (8, 64, 640):
         _check(s, y, loss, _n_bins=n_bins)
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+@pytest.mark.parametrize("order", ["ascending", "descending", "organ_pipe", "sawtooth"])
+def test_adversarial_input_orders(loss, order):
+    """Presorted and patterned inputs (the classic quickselect killers) through plain Algorithm 2
+    (one bin) and through the grid give the baseline's answer."""
+    rng = np.random.default_rng(3)
+    n_pos, n_neg = 300, 30_000
+    s = np.concatenate([rng.normal(0.5, 1, n_pos), rng.normal(0, 1, n_neg)])
+    y = np.zeros(s.size, bool)
+    y[:n_pos] = True
+    idx = np.argsort(s, kind="stable")
+    if order == "descending":
+        idx = idx[::-1]
+    elif order == "organ_pipe":
+        idx = np.concatenate([idx[::2], idx[1::2][::-1]])
+    elif order == "sawtooth":
+        idx = idx.reshape(-1, 100).T.ravel()
+    s, y = s[idx], y[idx]
+    _check(s, y, loss, _n_bins=1)
+    _check(s, y, loss)
