@@ -45,7 +45,7 @@ def sum_table(kind, table, n_pos, n_neg):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def best_rank(s, j, lo, hi, sp, inv, kind, table, n_pos):
     """Largest argmax over ranks ``lo..hi`` of f_j for a negative with score ``s`` at order j.
 

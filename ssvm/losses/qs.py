@@ -117,34 +117,33 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
     nb = 0
     for k in range(hist.size):
         nb += hist[k] > 0
-    bins = np.empty(nb, dtype=np.int64)
+    bins = np.empty(nb + 1, dtype=np.int32)
+    t = 0
+    for k in range(hist.size - 1, -1, -1):  # branch-free: the empty bins are sparse and unpredictable
+        bins[t] = k
+        t += hist[k] > 0
+    bins = bins[:nb]
     j0 = np.empty(nb, dtype=np.int64)
     s_pt = np.empty(2 * nb, dtype=np.float64)
-    j_pt = np.empty(2 * nb, dtype=np.int64)
-    first = np.empty(nb, dtype=np.int64)  # bin t's corners are points first[t] and first[t] + 1
-    t = 0
+    j_pt = np.empty(2 * nb, dtype=np.int32)
+    first = np.empty(nb, dtype=np.int32)  # bin t's corners are points first[t] and first[t] + 1
     n_pt = 0
     j = n_above
-    prev = -1  # the last non-empty bin seen
-    for k in range(hist.size - 1, -1, -1):
-        if hist[k] == 0:
-            continue
-        bins[t] = k
+    prev = -1  # the last non-empty bin
+    for t in range(nb):
+        k = bins[t]
         j0[t] = j
-        if t > 0 and k + 1 == prev:  # adjacent: the previous bin's second corner (E_k+1, j + 1) is this one's first
-            first[t] = n_pt - 1
-        else:
-            s_pt[n_pt] = min((base + k + 1) * width, hi)
-            j_pt[n_pt] = j + 1
-            first[t] = n_pt
-            n_pt += 1
+        # adjacent bins share a corner: (E_k+1, j + 1) overwrites the equal point the previous bin ended with
+        n_pt -= t > 0 and k + 1 == prev
+        s_pt[n_pt] = min((base + k + 1) * width, hi)
+        j_pt[n_pt] = j + 1
+        first[t] = n_pt
         j += hist[k]
-        s_pt[n_pt] = (base + k) * width if k > 0 else -np.inf  # bin 0 also holds everything below lo
-        j_pt[n_pt] = min(j + 1, n_neg)
-        n_pt += 1
+        s_pt[n_pt + 1] = (base + k) * width if k > 0 else -np.inf  # bin 0 also holds everything below lo
+        j_pt[n_pt + 1] = min(j + 1, n_neg)
+        n_pt += 2
         prev = k
-        t += 1
-    ranks = np.empty(n_pt, dtype=np.int64)
+    ranks = np.empty(n_pt, dtype=np.int32)
     stack = np.empty((64, 4), dtype=np.int64)
     stack[0, 0] = 0
     stack[0, 1] = n_pt
@@ -160,7 +159,8 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
         if lo >= hi_:
             continue
         if ll == rr:
-            ranks[lo:hi_] = ll
+            for t in range(lo, hi_):
+                ranks[t] = ll
             continue
         mid = (lo + hi_) >> 1
         o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
@@ -174,7 +174,12 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
         stack[top + 1, 2] = o
         stack[top + 1, 3] = rr
         top += 2
-    return bins, j0, ranks[first], ranks[first + 1]
+    lo_rank = np.empty(nb, dtype=np.int64)
+    hi_rank = np.empty(nb, dtype=np.int64)
+    for t in range(nb):
+        lo_rank[t] = ranks[first[t]]
+        hi_rank[t] = ranks[first[t] + 1]
+    return bins, j0, lo_rank, hi_rank
 
 
 @njit(cache=True)
@@ -346,12 +351,12 @@ def _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist, start, fill, s
 
 
 @njit(cache=True)
-def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins, narrow):
+def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins, narrow, c):
+    """Fills ``c`` (every entry is written exactly once) and returns the ± pattern."""
     n = scores.size
     n_pos = sp.size
     n_neg = n - n_pos
     inv = 2.0 / (n_pos * n_neg)
-    c = np.empty(n, dtype=np.float64)  # every entry is written exactly once below
     counts = np.zeros(n_pos + 1, dtype=np.int64)
     hist, n_above = _histogram(scores, y, hi, inv_w, base, n_bins)
     counts[0] += n_above
@@ -498,7 +503,7 @@ def _finish(c, counts, pos_ids, n_pos, inv):
     for k in range(n_pos):
         cum += counts[k]
         c[pos_ids[k]] = -cum * inv
-    return c, counts
+    return counts
 
 def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     """QS oracle (Algorithms 1–2) for any QS-suitable loss.
@@ -530,6 +535,7 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     lo = min(float(scores[::max(scores.size // _LO_SAMPLE, 1)].min()), hi)  # scores below lo go to bin 0
     inv_w, width, base = _grid(lo, hi, n_pos, n_neg, _n_bins)
     n_bins = int(_floor_scaled(hi, inv_w) - base + 1)
-    c, counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
-                         n_bins, _NARROW if _narrow else 0)
+    c = np.empty(scores.size)  # numpy's allocator: huge pages for a large output, far fewer page faults
+    counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
+                      n_bins, _NARROW if _narrow else 0, c)
     return c, float(loss.value(counts))
