@@ -383,3 +383,66 @@ class StructuredHinge:
         """
         w = self._check_w(w)
         return 0.5 * float(w @ w) + float(C) * self.hinge_value(w)
+
+    # ------------------------------------------------------------------ score-space access
+    # For solvers that move along a segment in w: the scores of w_b + t (w_c − w_b) are
+    # s_b + t (s_c − s_b), so the hinge along it needs oracle calls but no product with X.
+
+    def stacked_scores(self, w):
+        """Scores of the queries' rows in the stacked layout that `hinge_at_scores` takes.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        ndarray of shape (n_stacked,)
+            ``X_stacked @ w``, where the stacked rows hold every query's rows as a range (rows
+            between queries, if any, are carried along and ignored by the oracles).
+        """
+        return self._matvec(self._X_stacked, self._check_w(w))
+
+    def hinge_at_scores(self, s):
+        """Mean hinge at given stacked scores, with its tight supporting plane in score space.
+
+        Parameters
+        ----------
+        s : ndarray of shape (n_stacked,)
+            Stacked scores (a `stacked_scores` result, or an affine combination of such results).
+
+        Returns
+        -------
+        H : float
+            ``(1/Q) Σ_q H_q`` at the scores ``s``.
+        c : ndarray of shape (n_stacked,)
+            The oracles' coefficients divided by ``Q`` (zero on rows outside the queries).
+        offset : float
+            ``(1/Q) Σ_q delta_q``. The plane ``offset + s' @ c`` lies below the hinge at every
+            stacked score vector ``s'`` and touches it at ``s``; ``H = offset + s @ c`` up to
+            rounding, and ``(offset, coefficients_to_subgradient(c))`` is the supporting plane
+            ``H(w') >= offset + w' @ g`` in weight space.
+        """
+        s = np.asarray(s, dtype=np.float64)
+        if s.shape != (self._X_stacked.shape[0],):
+            raise ValueError(f"s must have shape ({self._X_stacked.shape[0]},), got {s.shape}")
+        c_all, delta = self._run_oracles(s, self._y_stacked, self._starts, self._ends)
+        c_all /= self.n_queries
+        offset = float(delta.sum()) / self.n_queries
+        return offset + float(s @ c_all), c_all, offset
+
+    def coefficients_to_subgradient(self, c):
+        """``X_stacked.T @ c``: the weight-space subgradient of a `hinge_at_scores` plane.
+
+        Parameters
+        ----------
+        c : ndarray of shape (n_stacked,)
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
+        c = np.asarray(c, dtype=np.float64)
+        if c.shape != (self._X_stacked.shape[0],):
+            raise ValueError(f"c must have shape ({self._X_stacked.shape[0]},), got {c.shape}")
+        return self._matvec(self._X_stacked.T, c)
