@@ -184,16 +184,16 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
 
 @njit(cache=True)
 def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, table, counts):
-    """Code of every non-empty bin (>= 0: the coefficient of its one rank; −1 − q: the q-th open bin) and the open
-    bins' tables: interval, orders, gather slots, and for narrow ones the thresholds at the first
-    and last order (flat, r − o entries each, from ``th_off``) and the certain-rank histogram
-    (r − o + 1 entries, from ``h_off``).  Collapsed bins are counted in ``counts``."""
+    """Code of every non-empty bin (>= 0: the coefficient of its one rank; −1 − q: the q-th open
+    bin) and the open bins' tables: interval, orders, gather slots, and for narrow ones the
+    thresholds at the first and last order (flat, r − o entries each, from ``th_off``) and the
+    certain-rank histogram (r − o + 1 entries, from ``h_off``).  Collapsed bins are counted in
+    ``counts``."""
     n_pos = sp.size
     nb = bins.size
     code = np.empty(n_bins, dtype=np.float64)
     n_open = 0
     n_th = 0
-    n_gather = 0
     for t in range(nb):
         o = lo_rank[t]
         r = hi_rank[t]
@@ -204,13 +204,11 @@ def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, t
         else:
             code[k] = -1 - n_open
             n_open += 1
-            n_gather += hist[k]
             if r - o <= narrow:
                 n_th += r - o
     q_o = np.empty(n_open, dtype=np.int64)
     q_r = np.empty(n_open, dtype=np.int64)
     q_j0 = np.empty(n_open, dtype=np.int64)
-    q_size = np.empty(n_open, dtype=np.int64)
     th_off = np.full(n_open, -1, dtype=np.int64)  # −1: a wide bin
     h_off = np.empty(n_open, dtype=np.int64)
     start = np.empty(n_open + 1, dtype=np.int64)
@@ -234,7 +232,6 @@ def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, t
         q_o[q] = o
         q_r[q] = r
         q_j0[q] = j0[t]
-        q_size[q] = hist[k]
         start[q] = pos
         pos += hist[k]
         h_off[q] = hoff
@@ -256,7 +253,7 @@ def _classify(hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, t
             off += w
         q += 1
     start[n_open] = pos
-    return code, q_o, q_r, q_j0, q_size, th_off, h_off, hoff, start, th_first, th_last, d_first, d_last, tol
+    return code, q_o, q_r, q_j0, th_off, h_off, hoff, start, th_first, th_last, d_first, d_last, tol
 
 
 @njit(cache=True)
@@ -361,7 +358,7 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins
     hist, n_above = _histogram(scores, y, hi, inv_w, base, n_bins)
     counts[0] += n_above
     bins, j0, lo_rank, hi_rank = _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table)
-    code, q_o, q_r, q_j0, q_size, th_off, h_off, n_hist, start, th_first, th_last, d_first, d_last, tol = _classify(
+    code, q_o, q_r, q_j0, th_off, h_off, n_hist, start, th_first, th_last, d_first, d_last, tol = _classify(
         hist, bins, j0, lo_rank, hi_rank, n_bins, narrow, sp, inv, kind, table, counts)
     hist_q, vals, ids, keys, fill = _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, start,
                                             th_first, th_last, d_first, d_last, tol, sp, inv, c)
