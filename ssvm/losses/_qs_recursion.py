@@ -18,7 +18,7 @@ from numba import njit
 
 from ._rank_kernels import best_rank
 
-__all__ = ["opt_ranks", "assign_block", "new_work"]
+__all__ = ["opt_ranks", "assign_block", "chain_opts", "new_work"]
 
 _SAMPLE = 64
 _SAMPLE_MIN = 1024
@@ -98,17 +98,17 @@ def _partition3(vals, ids, lo, hi, v):
 
 
 @njit(cache=True)
-def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c, counts):
-    """Ranks of equal scores at buffer positions a..b-1 (orders j = joff+a+1 .. joff+b)."""
-    if left == right:
-        assign_block(ids, a, b, left, c, counts, n_pos, inv)
-        return
-    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
-    assign_block(ids, a, a + 1, left, c, counts, n_pos, inv)
-    assign_block(ids, b - 1, b, right, c, counts, n_pos, inv)
+def chain_opts(s_pt, j_pt, left, right, sp, inv, kind, table, n_pos, ranks):
+    """opts of a chain of (score, order) points along which s never rises and j never falls, all
+    known to lie in [left, right]; written into ``ranks``.
+
+    Their opts are non-decreasing, so the divide and conquer of Algorithm 2 finds them: each is
+    searched only between the opts of the nearest computed points before and after it, and a
+    stretch whose bracket has collapsed is filled at once.
+    """
     stack = np.empty((64, 4), dtype=np.int64)
-    stack[0, 0] = a + 1
-    stack[0, 1] = b - 1
+    stack[0, 0] = 0
+    stack[0, 1] = s_pt.size
     stack[0, 2] = left
     stack[0, 3] = right
     top = 1
@@ -121,20 +121,39 @@ def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c
         if lo >= hi:
             continue
         if ll == rr:
-            assign_block(ids, lo, hi, ll, c, counts, n_pos, inv)
+            for t in range(lo, hi):
+                ranks[t] = ll
             continue
-        m = (lo + hi) >> 1
-        om = best_rank(v, joff + m + 1, ll, rr, sp, inv, kind, table, n_pos)
-        assign_block(ids, m, m + 1, om, c, counts, n_pos, inv)
+        mid = (lo + hi) >> 1
+        o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
+        ranks[mid] = o
         stack[top, 0] = lo
-        stack[top, 1] = m
+        stack[top, 1] = mid
         stack[top, 2] = ll
-        stack[top, 3] = om
-        stack[top + 1, 0] = m + 1
+        stack[top, 3] = o
+        stack[top + 1, 0] = mid + 1
         stack[top + 1, 1] = hi
-        stack[top + 1, 2] = om
+        stack[top + 1, 2] = o
         stack[top + 1, 3] = rr
         top += 2
+
+
+@njit(cache=True)
+def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c, counts):
+    """Ranks of equal scores at buffer positions a..b-1 (orders j = joff+a+1 .. joff+b), whose
+    first and last have ranks ``left`` and ``right``."""
+    if left == right:
+        assign_block(ids, a, b, left, c, counts, n_pos, inv)
+        return
+    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
+    assign_block(ids, a, a + 1, left, c, counts, n_pos, inv)
+    assign_block(ids, b - 1, b, right, c, counts, n_pos, inv)
+    m = b - a - 2  # the inner ones: a chain of one score and consecutive orders
+    ranks = np.empty(m, dtype=np.int64)
+    chain_opts(np.full(m, v), np.arange(joff + a + 2, joff + a + 2 + m), left, right, sp, inv, kind, table, n_pos,
+               ranks)
+    for t in range(m):
+        assign_block(ids, a + 1 + t, a + 2 + t, ranks[t], c, counts, n_pos, inv)
 
 
 @njit(cache=True)

@@ -44,7 +44,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._qs_recursion import new_work, opt_ranks
+from ._qs_recursion import chain_opts, new_work, opt_ranks
 from ._rank_kernels import best_rank, loss_step, sorted_positives
 
 __all__ = ["qs_oracle"]
@@ -144,36 +144,7 @@ def _corner_ranks(hist, n_above, base, width, hi, n_neg, sp, inv, kind, table):
         n_pt += 2
         prev = k
     ranks = np.empty(n_pt, dtype=np.int32)
-    stack = np.empty((64, 4), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = n_pt
-    stack[0, 2] = 1
-    stack[0, 3] = n_pos + 1
-    top = 1
-    while top > 0:
-        top -= 1
-        lo = stack[top, 0]
-        hi_ = stack[top, 1]
-        ll = stack[top, 2]
-        rr = stack[top, 3]
-        if lo >= hi_:
-            continue
-        if ll == rr:
-            for t in range(lo, hi_):
-                ranks[t] = ll
-            continue
-        mid = (lo + hi_) >> 1
-        o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
-        ranks[mid] = o
-        stack[top, 0] = lo
-        stack[top, 1] = mid
-        stack[top, 2] = ll
-        stack[top, 3] = o
-        stack[top + 1, 0] = mid + 1
-        stack[top + 1, 1] = hi_
-        stack[top + 1, 2] = o
-        stack[top + 1, 3] = rr
-        top += 2
+    chain_opts(s_pt[:n_pt], j_pt[:n_pt], 1, n_pos + 1, sp, inv, kind, table, n_pos, ranks)
     lo_rank = np.empty(nb, dtype=np.int64)
     hi_rank = np.empty(nb, dtype=np.int64)
     for t in range(nb):
