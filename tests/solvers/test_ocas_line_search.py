@@ -1,6 +1,6 @@
 """OCAS's line search against an exact twin, and the score-space access it uses in StructuredHinge.
 
-The twin minimises ``f(t) = q1 t + ½ q2 t² + C Σ_q max_i (a_qi + b_qi t)`` over ``t ≥ 0`` by brute
+The twin minimises ``f(t) = q1 t + ½ q2 t² + C Σ_q max_i (a_qi + b_qi t)`` on ``[0, t_max]`` by brute
 force: every pairwise crossing of a query's lines is a candidate breakpoint, between two
 consecutive candidates every query's max is one line (read off at the midpoint), and the quadratic
 is minimised on each such interval in closed form.
@@ -24,19 +24,18 @@ def piecewise_h(lines, t):
     return sum(float(np.max(a + b * t)) for a, b in lines)
 
 
-def exact_min(q1, q2, C, lines):
-    """Brute-force minimiser of ``q1 t + ½ q2 t² + C h(t)`` over ``t ≥ 0`` (``q2 > 0``)."""
-    cuts = [0.0]
+def exact_min(q1, q2, C, lines, t_max=1.0):
+    """Brute-force minimiser of ``q1 t + ½ q2 t² + C h(t)`` on ``[0, t_max]`` (``q2 > 0``)."""
+    cuts = [0.0, t_max]
     for a, b in lines:
         da, db = a[:, None] - a[None, :], b[None, :] - b[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = da / db
-        cuts.extend(t[np.isfinite(t) & (t > 0)].tolist())
+        cuts.extend(t[np.isfinite(t) & (t > 0) & (t < t_max)].tolist())
     cuts = np.unique(cuts)
-    ends = np.append(cuts[1:], np.inf)
     best_f, best_t = np.inf, 0.0
-    for lo, hi in zip(cuts, ends):
-        mid = lo + 1.0 if np.isinf(hi) else 0.5 * (lo + hi)
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        mid = 0.5 * (lo + hi)
         slope = sum(b[np.argmax(a + b * mid)] for a, b in lines)  # h is linear on [lo, hi]
         t = min(max(-(q1 + C * slope) / q2, lo), hi)
         f = q1 * t + 0.5 * q2 * t * t + C * piecewise_h(lines, t)
@@ -45,7 +44,7 @@ def exact_min(q1, q2, C, lines):
     return best_t, best_f
 
 
-def search(q1, q2, C, lines, rtol=0.0, max_evals=500):
+def search(q1, q2, C, lines, rtol=0.0, max_evals=500, t_max=1.0):
     """`_line_search` on ``h`` given by ``lines`` (payload: the t evaluated)."""
 
     def evaluate(t):
@@ -53,7 +52,7 @@ def search(q1, q2, C, lines, rtol=0.0, max_evals=500):
         return piecewise_h(lines, t), g, t
 
     h0 = piecewise_h(lines, 0.0)
-    return _cp._line_search(q1, q2, C, h0, evaluate(0.0)[1], evaluate, rtol=rtol,
+    return _cp._line_search(q1, q2, C, h0, evaluate(0.0)[1], evaluate, t_max=t_max, rtol=rtol,
                             max_evals=max_evals)
 
 
@@ -70,15 +69,17 @@ def random_lines(rng, n_queries, n_lines, integer):
     return out
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_exact_line_search_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
+    t_max = [1.0, 0.25, 50.0][seed % 3]
     lines = random_lines(rng, int(rng.integers(1, 4)), int(rng.integers(1, 9)), seed % 2 == 0)
     q2 = float(rng.choice([1e-3, 1.0, 1e3])) * rng.uniform(0.5, 2)
     q1 = float(rng.normal()) * rng.choice([1e-2, 1.0, 1e2])
     C = float(rng.choice([0.1, 1.0, 10.0]))
-    t_star, f_star = exact_min(q1, q2, C, lines)
-    res = search(q1, q2, C, lines)
+    t_star, f_star = exact_min(q1, q2, C, lines, t_max)
+    res = search(q1, q2, C, lines, t_max=t_max)
+    assert 0.0 <= res.t <= t_max
     f0 = C * piecewise_h(lines, 0.0)
     scale = max(1.0, abs(f_star), abs(f0))
     assert res.f == pytest.approx(q1 * res.t + 0.5 * q2 * res.t**2 + C * piecewise_h(lines, res.t))
@@ -96,10 +97,10 @@ def test_inexact_line_search_is_certified(seed):
     rng = np.random.default_rng(100 + seed)
     lines = random_lines(rng, 3, 40, False)
     q1, q2, C = -abs(float(rng.normal())) * 10, 1.0, 1.0
-    _, f_star = exact_min(q1, q2, C, lines)
+    _, f_star = exact_min(q1, q2, C, lines, 100.0)
     f0 = C * piecewise_h(lines, 0.0)
     for rtol, max_evals in ((0.1, 500), (0.5, 500), (0.0, 2)):
-        res = search(q1, q2, C, lines, rtol=rtol, max_evals=max_evals)
+        res = search(q1, q2, C, lines, rtol=rtol, max_evals=max_evals, t_max=100.0)
         assert res.n_evals <= max_evals
         assert res.lower <= f_star + 1e-9 * max(1.0, abs(f_star))
         assert res.f <= f0
