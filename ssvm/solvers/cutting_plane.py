@@ -1,4 +1,4 @@
-"""1-slack cutting-plane training (Joachims, Finley & Yu, 2009) with OCAS's cut rule and line search.
+"""1-slack cutting-plane training (Joachims, Finley & Yu, 2009), with OCAS's cut and line search.
 
 The objective ``J(w) = ½‖w‖² + C·H(w)`` is approximated from below by
 ``½‖w‖² + C·max(0, max_k (b_k + a_k·w))`` over a working set of planes, each the tight supporting

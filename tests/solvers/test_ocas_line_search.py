@@ -1,7 +1,7 @@
 """OCAS's line search against an exact twin, and the score-space access it uses in StructuredHinge.
 
-The twin minimises ``f(t) = q1 t + ½ q2 t² + C Σ_q max_i (a_qi + b_qi t)`` on ``[0, t_max]`` by brute
-force: every pairwise crossing of a query's lines is a candidate breakpoint, between two
+The twin minimises ``f(t) = q1 t + ½ q2 t² + C Σ_q max_i (a_qi + b_qi t)`` on ``[0, t_max]`` by
+brute force: every pairwise crossing of a query's lines is a candidate breakpoint, between two
 consecutive candidates every query's max is one line (read off at the midpoint), and the quadratic
 is minimised on each such interval in closed form.
 """
