@@ -93,8 +93,11 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         Start the solver from the previous ``coef_`` (and ``intercept_`` for ``"zero_one"``)
         instead of zero. The previous fit must have the same number of tasks and features.
     solver_params : dict, default=None
-        Extra keyword arguments of the solver function, e.g. ``{"qp": "cvxpy"}`` for the
-        cutting plane's dual QP (see the solver's docstring in ``ssvm.solvers``).
+        Extra keyword arguments of the solver function (see its docstring in ``ssvm.solvers``),
+        e.g. for the cutting plane ``{"qp": "cvxpy"}`` (its dual QP through cvxpy),
+        ``{"ocas": False}`` (the plain method of Joachims et al. instead of OCAS's cut rule),
+        ``{"line_search": True}`` (OCAS's line search too) or ``{"mu": 0.2}`` (OCAS's cut
+        parameter).
 
     Attributes
     ----------
