@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 
+from .losses.registry import batched_oracle
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["StructuredHinge"]
@@ -50,6 +52,9 @@ def _oracle_chunk(oracle, scores, y, starts, ends):
     delta : ndarray
         ``delta`` per query.
     """
+    batched = batched_oracle(oracle)
+    if batched is not None:  # one compiled loop over the queries
+        return batched(scores, y, starts, ends)
     c_all = np.zeros(scores.shape[0])
     delta = np.empty(starts.shape[0])
     for k in range(delta.shape[0]):

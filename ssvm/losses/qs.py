@@ -46,27 +46,34 @@ from numba import njit
 
 from ._qs_recursion import chain_opts, new_work, opt_ranks
 from ._rank_kernels import best_rank, loss_step, sorted_positives
+from .rank_losses import KIND_NDCG_LOG2, APLoss, NDCGLoss, loss_value, ndcg_norm
 
-__all__ = ["qs_oracle"]
+__all__ = ["qs_oracle", "qs_batch", "batchable"]
 
 _NEG_PER_BIN = 8
 _BINS_PER_POS = 32
 _LO_SAMPLE = 4096
 _MAX_BINS = 1 << 22
 _NARROW = 8
+_BATCH_MAX = 4096  # qs_batch runs queries up to this size in its compiled loop
 _SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
 
 
-def _grid(lo, hi, n_pos, n_neg, n_bins=None):
-    """Bin width 2^e and the bin of ``lo``: between ``n_bins`` / 4 and ``n_bins`` / 2 bins over [lo, hi].
+@njit(cache=True)
+def _grid(lo, hi, n_pos, n_neg, n_bins):
+    """Bin width 2^e and the bin of ``lo``: between ``n_bins`` / 4 and ``n_bins`` / 2 bins over
+    [lo, hi] (``n_bins`` <= 0: the default, min(max(N / 8, 32 P), 64 N) capped at 2^22).
 
     The width is a power of two no finer than 2^−50 of the scores' magnitude, so s · 2^−e is exact
     and its floor fits an int64; edges (base + k) · 2^e are exact doubles.
     """
-    if n_bins is None:  # much finer than the positives: their thresholds make bins open
+    if n_bins <= 0:  # much finer than the positives: their thresholds make bins open
         n_bins = min(max(n_neg // _NEG_PER_BIN, _BINS_PER_POS * n_pos, 1), 64 * n_neg, _MAX_BINS)
+    bits = 0  # n_bins.bit_length()
+    while n_bins >> bits:
+        bits += 1
     span = hi / 2 - lo / 2  # (hi − lo) / 2 without overflow
-    e = math.frexp(span)[1] + 1 - max(int(n_bins), 1).bit_length() + 1
+    e = math.frexp(span)[1] + 2 - bits
     mag = max(abs(lo), abs(hi))
     if mag > 0.0:
         e = max(e, math.frexp(mag)[1] - 50)
@@ -338,6 +345,35 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins
 
 
 @njit(cache=True)
+def _qs_prepared(scores, y, sp, pos_ids, kind, table, use_above, narrow, n_bins, c):
+    """Everything after Algorithm 1's sort: the grid, then :func:`_qs_core`."""
+    n_pos = sp.size
+    # a negative above every positive has rank 1 when moving a negative down never raises the loss
+    hi = sp[0] if use_above else scores.max()
+    lo = min(scores[::max(scores.size // _LO_SAMPLE, 1)].min(), hi)  # scores below lo go to bin 0
+    inv_w, width, base = _grid(lo, hi, n_pos, scores.size - n_pos, n_bins)
+    return _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base,
+                    _floor_scaled(hi, inv_w) - base + 1, narrow, c)
+
+
+@njit(cache=True)
+def _qs_batch_kernel(scores, y, starts, ends, kind, c_all, delta):
+    """QS on the queries ``scores[starts[k]:ends[k]]`` in one compiled loop, for AP and NDCG (a
+    closed-form derivative that is never positive; Δ by :func:`loss_value`)."""
+    table = np.zeros(1)
+    for k in range(starts.size):
+        a = starts[k]
+        b = ends[k]
+        s = scores[a:b]
+        pos = np.flatnonzero(y[a:b])
+        pos_ids = pos[np.argsort(-s[pos], kind="mergesort")]  # stable: (−score, index) order
+        if kind == KIND_NDCG_LOG2:  # NDCGLoss.kernel_spec's table
+            table[0] = 1.0 / ndcg_norm(pos.size, True)
+        counts = _qs_prepared(s, y[a:b], s[pos_ids], pos_ids, kind, table, True, _NARROW, 0, c_all[a:b])
+        delta[k] = loss_value(kind, counts, True)
+
+
+@njit(cache=True)
 def _scan_row(s, lo, hi, o, sp, inv, d, off):
     """:func:`best_rank` with the loss steps d(k) = d[off + k − o] precomputed (bit-identical)."""
     best = lo
@@ -498,12 +534,51 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     n_pos = sp.size
     n_neg = scores.size - n_pos
     kind, table = loss.kernel_spec(n_pos, n_neg)
-    # a negative above every positive has rank 1 when moving a negative down never raises the loss
-    hi = float(sp[0]) if loss.nonincreasing(n_pos, n_neg) else float(scores.max())
-    lo = min(float(scores[::max(scores.size // _LO_SAMPLE, 1)].min()), hi)  # scores below lo go to bin 0
-    inv_w, width, base = _grid(lo, hi, n_pos, n_neg, _n_bins)
-    n_bins = int(_floor_scaled(hi, inv_w) - base + 1)
     c = np.empty(scores.size)  # numpy's allocator: huge pages for a large output, far fewer page faults
-    counts = _qs_core(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64), hi, inv_w, width, base,
-                      n_bins, _NARROW if _narrow else 0, c)
+    counts = _qs_prepared(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64),
+                          loss.nonincreasing(n_pos, n_neg), _NARROW if _narrow else 0,
+                          0 if _n_bins is None else int(_n_bins), c)
     return c, float(loss.value(counts))
+
+
+def batchable(loss):
+    """Whether :func:`qs_batch` serves ``loss`` in its compiled loop: the built-in AP and NDCG
+    (log2 discount) losses, whose kernel table and Δ the loop computes as they do."""
+    return type(loss) is APLoss or (type(loss) is NDCGLoss and loss.discount == "log2")
+
+
+def qs_batch(scores, y, starts, ends, loss):
+    """QS on many queries at once: exactly :func:`qs_oracle` on each, without its per-call cost.
+
+    Queries of up to 4096 samples run in one compiled loop (Algorithm 1 included); larger ones,
+    where the per-call cost does not matter, through :func:`qs_oracle`.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+        Stacked scores; rows outside the queries are ignored.
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+        Query ``k`` is ``scores[starts[k]:ends[k]]``; ranges disjoint, each with a positive and a
+        negative.
+    loss : QSLoss
+        A loss for which :func:`batchable` is True.
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+        Each query's ``c`` in its rows, zero elsewhere.
+    delta : ndarray of float64, shape (Q,)
+        Δ per query.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    c = np.zeros(scores.size)
+    delta = np.empty(starts.size)
+    small = ends - starts <= _BATCH_MAX
+    delta_small = np.empty(int(small.sum()))
+    _qs_batch_kernel(scores, y, starts[small], ends[small], loss.kernel_spec(1, 1)[0], c, delta_small)
+    delta[small] = delta_small
+    for k in np.flatnonzero(~small):
+        c[starts[k]:ends[k]], delta[k] = qs_oracle(scores[starts[k]:ends[k]], y[starts[k]:ends[k]], loss)
+    return c, delta

@@ -17,6 +17,7 @@ conditions (C2)/(C3) for it numerically.
 """
 
 import numpy as np
+from numba import njit
 
 __all__ = ["QSLoss", "APLoss", "NDCGLoss", "KIND_AP", "KIND_NDCG_LOG2", "KIND_SUM_TABLE"]
 
@@ -106,12 +107,57 @@ class QSLoss:
         return hash((type(self).__name__, tuple(sorted(self.__dict__.items()))))
 
 
-def _positive_indices(counts):
-    """1-based positions ind(x) of the positives, in positive order, shape (..., P)."""
-    counts = np.asarray(counts)
-    n_pos = counts.shape[-1] - 1
-    before = np.cumsum(counts[..., :n_pos], axis=-1)
-    return np.arange(1, n_pos + 1) + before
+@njit(cache=True, inline="always")
+def _discount(i, log2_form):
+    if log2_form:
+        return 1.0 / np.log2(1.0 + i)
+    return 1.0 if i <= 2 else 1.0 / np.log2(float(i))
+
+
+@njit(cache=True)
+def ndcg_norm(n_pos, log2_form):
+    """Σ_{i ≤ P} D(i), the ideal DCG (D(i) = 1/log2(1 + i) if ``log2_form``, else Chakrabarti's)."""
+    norm = 0.0
+    for i in range(1, n_pos + 1):
+        norm += _discount(i, log2_form)
+    return norm
+
+
+@njit(cache=True)
+def loss_value(kind, counts, log2_form):
+    """Δ of one ± pattern ``counts`` (length P + 1: negatives per interleaving rank) for AP
+    (``kind`` = KIND_AP) or NDCG (else, discount as in :func:`ndcg_norm`).
+
+    One compiled loop shared by every oracle (the batched QS path included), so all of them sum
+    the loss in the same order: positive k (1-based) sits at ind(k) = k + #(negatives of rank ≤ k).
+    """
+    n_pos = counts.size - 1
+    before = 0
+    acc = 0.0
+    for k in range(1, n_pos + 1):
+        before += counts[k - 1]
+        if kind == KIND_AP:
+            acc += k / (k + before)
+        else:
+            acc += _discount(k + before, log2_form)
+    if kind == KIND_AP:
+        return 1.0 - acc / n_pos
+    return 1.0 - acc / ndcg_norm(n_pos, log2_form)
+
+
+@njit(cache=True)
+def _loss_values(kind, counts, log2_form):
+    out = np.empty(counts.shape[0])
+    for r in range(counts.shape[0]):
+        out[r] = loss_value(kind, counts[r], log2_form)
+    return out
+
+
+def _values(kind, counts, discount_log2=True):
+    """:func:`loss_value` for counts of any leading shape (..., P + 1)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    out = _loss_values(kind, np.ascontiguousarray(counts.reshape(-1, counts.shape[-1])), discount_log2)
+    return out.reshape(counts.shape[:-1]) if counts.ndim > 1 else float(out[0])
 
 
 class APLoss(QSLoss):
@@ -129,9 +175,7 @@ class APLoss(QSLoss):
 
     def value(self, counts):
         """See :meth:`QSLoss.value`."""
-        ind = _positive_indices(counts)
-        n_pos = ind.shape[-1]
-        return 1.0 - np.mean(np.arange(1, n_pos + 1) / ind, axis=-1)
+        return _values(KIND_AP, counts)
 
 
 def _discount_log2(i):
@@ -174,11 +218,10 @@ class NDCGLoss(QSLoss):
 
     def kernel_spec(self, n_pos, n_neg):
         """See :meth:`QSLoss.kernel_spec`; closed form for "log2", else a table on ``i + j``."""
+        norm = ndcg_norm(n_pos, self.discount == "log2")
         if self.discount == "log2":
-            norm = float(np.sum(self._d(np.arange(1, n_pos + 1))))
             return KIND_NDCG_LOG2, np.array([1.0 / norm])
         m = np.arange(n_pos + n_neg + 1, dtype=np.float64)
-        norm = float(np.sum(self._d(np.arange(1, n_pos + 1))))
         table = np.zeros(n_pos + n_neg + 1, dtype=np.float64)
         if n_pos + n_neg >= 2:
             table[2:] = (self._d(m[2:]) - self._d(m[2:] - 1.0)) / norm
@@ -186,10 +229,7 @@ class NDCGLoss(QSLoss):
 
     def value(self, counts):
         """See :meth:`QSLoss.value`."""
-        ind = _positive_indices(counts)
-        n_pos = ind.shape[-1]
-        norm = np.sum(self._d(np.arange(1, n_pos + 1)))
-        return 1.0 - np.sum(self._d(ind), axis=-1) / norm
+        return _values(KIND_NDCG_LOG2, counts, self.discount == "log2")
 
     def __repr__(self):
         return f"NDCGLoss(discount={self.discount!r})"

@@ -9,10 +9,10 @@ from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brut
 from .classification import precision_at_k_oracle, zero_one_oracle
 from .dp import dp_oracle
 from .greedy import search_oracle, sorted_scan_oracle
-from .qs import qs_oracle
+from .qs import batchable, qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 
-__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "supported_oracles", "get_oracle",
+__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "supported_oracles", "get_oracle", "batched_oracle",
            "loss_augmented_inference", "ranking_loss"]
 
 LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -116,6 +116,27 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     k = _check_k(loss_params.get("k", 10))
     fn = precision_at_k_brute_oracle if oracle == "brute" else precision_at_k_oracle
     return partial(fn, k=k)
+
+
+def batched_oracle(oracle):
+    """The many-query version of an oracle from :func:`get_oracle`, if it has one.
+
+    Parameters
+    ----------
+    oracle : callable
+        ``(scores, y) -> (c, delta)``.
+
+    Returns
+    -------
+    callable or None
+        ``f(scores, y, starts, ends) -> (c, delta)`` giving exactly what ``oracle`` gives on each
+        query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero elsewhere; ``delta``
+        per query) in one compiled loop — the QS oracle of AP and NDCG; None for the others.
+    """
+    if (isinstance(oracle, partial) and oracle.func is qs_oracle and not oracle.args
+            and set(oracle.keywords) == {"loss"} and batchable(oracle.keywords["loss"])):
+        return partial(qs_batch, loss=oracle.keywords["loss"])
+    return None
 
 
 def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params):

@@ -1,0 +1,70 @@
+"""The batched QS path (one compiled loop over many queries) against QS called per query, and
+the problem layer's use of it."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from ssvm.losses import APLoss, NDCGLoss, get_oracle
+from ssvm.losses.qs import qs_batch, qs_oracle
+from ssvm.losses.registry import batched_oracle
+from ssvm.problem import StructuredHinge
+
+
+def _layout(rng, n_queries, big=False):
+    """Stacked queries with gaps between some of them; scores with ties now and then."""
+    starts, ends, pos = [], [], 0
+    for _ in range(n_queries):
+        pos += int(rng.integers(0, 3))  # rows that belong to no query
+        size = int(rng.choice([2, 3, 7, 40, 300])) if not (big and rng.random() < 0.2) else 6000
+        starts.append(pos)
+        ends.append(pos + size)
+        pos += size
+    n = pos + int(rng.integers(0, 3))
+    y = rng.random(n) < rng.choice([0.1, 0.5, 0.9])
+    s = rng.normal(size=n) + y * rng.choice([0.0, 1.0, 3.0])
+    if rng.random() < 0.4:
+        s = np.round(s * 2) / 2
+    for a, b in zip(starts, ends):  # every query has a positive and a negative
+        y[a], y[b - 1] = True, False
+    return s * 10.0 ** rng.uniform(-5, 5), y, np.array(starts), np.array(ends)
+
+
+@pytest.mark.parametrize("loss", [APLoss(), NDCGLoss()])
+@pytest.mark.parametrize("seed", range(12))
+def test_batch_equals_per_query(loss, seed):
+    rng = np.random.default_rng(seed)
+    s, y, starts, ends = _layout(rng, int(rng.integers(1, 60)), big=seed % 4 == 0)
+    c, delta = qs_batch(s, y, starts, ends, loss)
+    inside = np.zeros(s.size, bool)
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        c_q, d_q = qs_oracle(s[a:b], y[a:b], loss)
+        np.testing.assert_array_equal(c[a:b], c_q)
+        assert delta[k] == d_q
+        inside[a:b] = True
+    assert not c[~inside].any()
+
+
+def test_batched_oracle_only_for_qs_on_ap_and_ndcg():
+    assert batched_oracle(get_oracle("ap", "qs")) is not None
+    assert batched_oracle(get_oracle("ndcg", "auto")) is not None
+    for oracle in (get_oracle("ap", "yue"), get_oracle("ndcg", "chakrabarti"), get_oracle("zero_one"),
+                   get_oracle("precision_at_k", k=3), get_oracle(NDCGLoss("chakrabarti"), "qs"),
+                   partial(qs_oracle, loss=type("MyAP", (APLoss,), {})())):
+        assert batched_oracle(oracle) is None
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_problem_hinge_with_the_batch_equals_a_loop_over_queries(loss):
+    rng = np.random.default_rng(1)
+    s, y, starts, ends = _layout(rng, 30)
+    X = rng.normal(size=(s.size, 5))
+    queries = [np.arange(a, b) for a, b in zip(starts, ends)]
+    w = rng.normal(size=5)
+    oracle = get_oracle(loss, "qs")
+    H, g = StructuredHinge(X, y, queries, oracle).hinge(w)
+    looped = StructuredHinge(X, y, queries, lambda sq, yq: oracle(sq, yq))  # not batchable
+    H_ref, g_ref = looped.hinge(w)
+    assert H == pytest.approx(H_ref, rel=1e-14)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
