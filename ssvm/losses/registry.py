@@ -6,7 +6,7 @@ import numpy as np
 
 from ._validation import validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
-from .classification import precision_at_k_oracle, zero_one_oracle
+from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
 from .greedy import search_oracle, sorted_scan_oracle
 from .qs import batchable, qs_batch, qs_oracle
@@ -131,11 +131,15 @@ def batched_oracle(oracle):
     callable or None
         ``f(scores, y, starts, ends) -> (c, delta)`` giving exactly what ``oracle`` gives on each
         query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero elsewhere; ``delta``
-        per query) in one compiled loop — the QS oracle of AP and NDCG; None for the others.
+        per query) without a Python call per query — the QS oracle of AP and NDCG (one compiled
+        loop) and the 0-1 oracle (vectorised); None for the others.
     """
-    if (isinstance(oracle, partial) and oracle.func is qs_oracle and not oracle.args
-            and set(oracle.keywords) == {"loss"} and batchable(oracle.keywords["loss"])):
+    if not isinstance(oracle, partial) or oracle.args:
+        return None
+    if oracle.func is qs_oracle and set(oracle.keywords) == {"loss"} and batchable(oracle.keywords["loss"]):
         return partial(qs_batch, loss=oracle.keywords["loss"])
+    if oracle.func is zero_one_oracle and not oracle.keywords:
+        return zero_one_batch
     return None
 
 

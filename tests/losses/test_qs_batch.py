@@ -1,5 +1,5 @@
-"""The batched QS path (one compiled loop over many queries) against QS called per query, and
-the problem layer's use of it."""
+"""The batched oracles (QS in one compiled loop over many queries, 0-1 vectorised) against the
+oracles called per query, and the problem layer's use of them."""
 
 from functools import partial
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
+from ssvm.losses.classification import zero_one_batch, zero_one_oracle
 from ssvm.losses.qs import qs_batch, qs_oracle
 from ssvm.losses.registry import batched_oracle
 from ssvm.problem import StructuredHinge
@@ -46,23 +47,39 @@ def test_batch_equals_per_query(loss, seed):
     assert not c[~inside].any()
 
 
-def test_batched_oracle_only_for_qs_on_ap_and_ndcg():
+@pytest.mark.parametrize("seed", range(6))
+def test_zero_one_batch_equals_per_query(seed):
+    rng = np.random.default_rng(seed)
+    s, y, starts, ends = _layout(rng, int(rng.integers(1, 60)))
+    s[rng.random(s.size) < 0.2] = 1.0  # on the margin: 1 − y s = 0 is not a violation
+    c, delta = zero_one_batch(s, y, starts, ends)
+    inside = np.zeros(s.size, bool)
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        c_q, d_q = zero_one_oracle(s[a:b], y[a:b])
+        np.testing.assert_array_equal(c[a:b], c_q)
+        assert delta[k] == d_q
+        inside[a:b] = True
+    assert not c[~inside].any()
+
+
+def test_batched_oracle_only_for_qs_on_ap_and_ndcg_and_zero_one():
     assert batched_oracle(get_oracle("ap", "qs")) is not None
     assert batched_oracle(get_oracle("ndcg", "auto")) is not None
-    for oracle in (get_oracle("ap", "yue"), get_oracle("ndcg", "chakrabarti"), get_oracle("zero_one"),
+    assert batched_oracle(get_oracle("zero_one")) is zero_one_batch
+    for oracle in (get_oracle("ap", "yue"), get_oracle("ndcg", "chakrabarti"), get_oracle("zero_one", "brute"),
                    get_oracle("precision_at_k", k=3), get_oracle(NDCGLoss("chakrabarti"), "qs"),
                    partial(qs_oracle, loss=type("MyAP", (APLoss,), {})())):
         assert batched_oracle(oracle) is None
 
 
-@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])
 def test_problem_hinge_with_the_batch_equals_a_loop_over_queries(loss):
     rng = np.random.default_rng(1)
     s, y, starts, ends = _layout(rng, 30)
     X = rng.normal(size=(s.size, 5))
     queries = [np.arange(a, b) for a, b in zip(starts, ends)]
     w = rng.normal(size=5)
-    oracle = get_oracle(loss, "qs")
+    oracle = get_oracle(loss, "auto")
     H, g = StructuredHinge(X, y, queries, oracle).hinge(w)
     looped = StructuredHinge(X, y, queries, lambda sq, yq: oracle(sq, yq))  # not batchable
     H_ref, g_ref = looped.hinge(w)
