@@ -36,7 +36,8 @@ most negatives are settled in two streaming passes without any data movement:
 Output (Lemma 6, Observation 2): c(negative of rank r) = 2(P + 1 − r)/(PN), c(k-th positive) =
 −2 #(negatives of rank ≤ k)/(PN), and Δ from the ± pattern (negatives per rank).
 Time O(N + P log P + P log B) for the passes plus Algorithm 2 on the gathered negatives
-(O(N log P) at worst); memory O(N + P).
+(O(N log P) expected at worst, its pivots being random); memory O(N + P).  :func:`qs_batch` runs
+many queries in one compiled loop (the problem layer's path for AP and NDCG).
 """
 
 import math
