@@ -107,11 +107,7 @@ def chain_opts(s_pt, j_pt, left, right, sp, inv, kind, table, n_pos, ranks):
     stretch whose bracket has collapsed is filled at once.
     """
     stack = np.empty((64, 4), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = s_pt.size
-    stack[0, 2] = left
-    stack[0, 3] = right
-    top = 1
+    top = _push(stack, 0, 0, s_pt.size, left, right)
     while top > 0:
         top -= 1
         lo = stack[top, 0]
@@ -127,15 +123,8 @@ def chain_opts(s_pt, j_pt, left, right, sp, inv, kind, table, n_pos, ranks):
         mid = (lo + hi) >> 1
         o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
         ranks[mid] = o
-        stack[top, 0] = lo
-        stack[top, 1] = mid
-        stack[top, 2] = ll
-        stack[top, 3] = o
-        stack[top + 1, 0] = mid + 1
-        stack[top + 1, 1] = hi
-        stack[top + 1, 2] = o
-        stack[top + 1, 3] = rr
-        top += 2
+        top = _push(stack, top, lo, mid, ll, o)
+        top = _push(stack, top, mid + 1, hi, o, rr)
 
 
 @njit(cache=True)
