@@ -92,6 +92,12 @@ def _floor_scaled(s, inv_w):
     return np.int64(x)
 
 
+@njit(cache=True, inline="always")
+def _bin(s, inv_w, base):
+    """The bin of a score ``s`` ≤ hi; bin 0 also holds everything below the grid."""
+    return max(_floor_scaled(s, inv_w) - base, 0)
+
+
 @njit(cache=True)
 def _histogram(scores, y, hi, inv_w, base, n_bins):
     """Pass 1: negatives per bin, and the number scoring above ``hi``."""
@@ -104,7 +110,7 @@ def _histogram(scores, y, hi, inv_w, base, n_bins):
         if s > hi:
             n_above += 1
         else:
-            hist[max(_floor_scaled(s, inv_w) - base, 0)] += 1
+            hist[_bin(s, inv_w, base)] += 1
     return hist, n_above
 
 
@@ -255,7 +261,7 @@ def _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, s
         if s > hi:
             c[i] = top_coef
             continue
-        cd = code[max(_floor_scaled(s, inv_w) - base, 0)]
+        cd = code[_bin(s, inv_w, base)]
         if cd >= 0.0:
             c[i] = cd
             continue
