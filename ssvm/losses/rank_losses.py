@@ -178,16 +178,16 @@ class APLoss(QSLoss):
         return _values(KIND_AP, counts)
 
 
-def _discount_log2(i):
-    return 1.0 / np.log2(1.0 + i)
+@njit(cache=True)
+def _discounts(i, log2_form):
+    """D at every position of the float array ``i`` (the one definition, :func:`_discount`)."""
+    out = np.empty(i.size)
+    for t in range(i.size):
+        out[t] = _discount(i[t], log2_form)
+    return out
 
 
-def _discount_chakrabarti(i):
-    i = np.asarray(i, dtype=np.float64)
-    return np.where(i <= 2, 1.0, 1.0 / np.log2(np.maximum(i, 2.0)))
-
-
-_DISCOUNTS = {"log2": _discount_log2, "chakrabarti": _discount_chakrabarti}
+_DISCOUNTS = ("log2", "chakrabarti")
 
 
 class NDCGLoss(QSLoss):
@@ -214,7 +214,8 @@ class NDCGLoss(QSLoss):
         self.discount = discount
 
     def _d(self, i):
-        return _DISCOUNTS[self.discount](np.asarray(i, dtype=np.float64))
+        i = np.asarray(i, dtype=np.float64)
+        return _discounts(i.ravel(), self.discount == "log2").reshape(i.shape)
 
     def kernel_spec(self, n_pos, n_neg):
         """See :meth:`QSLoss.kernel_spec`; closed form for "log2", else a table on ``i + j``."""
