@@ -79,9 +79,9 @@ class QSLoss:
     def nonincreasing(self, n_pos, n_neg):
         """Whether moving any negative one rank down never increases the loss (d_j(i) ≤ 0).
 
-        The QS kernel uses this to cap a negative's rank by the number of positives scoring at
-        least as high as it (a one-pass multi-pivot SELECT); losses for which it fails take the
-        plain Algorithm-2 recursion.
+        The QS kernel uses this to settle every negative scoring above all positives at rank 1
+        without binning it; for losses where it fails, its score grid reaches up to the highest
+        score instead.
 
         Parameters
         ----------

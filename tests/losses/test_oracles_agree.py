@@ -61,8 +61,9 @@ def test_large_query_with_many_ties():
     _same(get_oracle("ndcg", "qs")(s, y), get_oracle("ndcg", "chakrabarti")(s, y))
 
 
-def test_qs_without_block_pass_equals_with():
-    """A loss whose derivative may be positive skips the block pass; same answers otherwise."""
+def test_qs_without_the_rank_one_shortcut_equals_with():
+    """A loss whose derivative may be positive does not settle the negatives above every positive
+    at rank 1 (its grid reaches the highest score); same answers otherwise."""
 
     class _NoBlocks(NDCGLoss):
         def nonincreasing(self, n_pos, n_neg):
