@@ -18,7 +18,8 @@ from math import log2
 
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
-__all__ = ["loss_step", "sum_table", "best_rank", "write_coefficients", "sorted_positives", "sorted_negatives"]
+__all__ = ["loss_step", "sum_table", "best_rank", "write_coefficients", "positive_coefficients", "sorted_positives",
+           "sorted_negatives"]
 
 
 @njit(cache=True, inline="always")
@@ -87,11 +88,18 @@ def write_coefficients(neg_rank, neg_ids, pos_ids_sorted, n, n_pos, n_neg):
         r = neg_rank[t]
         counts[r - 1] += 1
         c[neg_ids[t]] = (n_pos + 1 - r) * inv
+    return positive_coefficients(c, counts, pos_ids_sorted, n_pos, inv), counts
+
+
+@njit(cache=True)
+def positive_coefficients(c, counts, pos_ids_sorted, n_pos, inv):
+    """c(k-th positive) = −inv · #(negatives of rank ≤ k), written into ``c``, from the ± pattern
+    ``counts``; returns ``c``."""
     cum = 0
     for k in range(n_pos):
         cum += counts[k]
         c[pos_ids_sorted[k]] = -cum * inv
-    return c, counts
+    return c
 
 
 def sorted_positives(scores, y):

@@ -1,7 +1,9 @@
 """The quicksort-flavoured oracle (Mohapatra, Rolínek, Jawahar, Kolmogorov, Kumar; Alg. 1–2).
 
 One kernel serves every QS-suitable loss (AP, NDCG, user losses): the loss only enters through its
-discrete derivative ``loss_step(kind, table, ...)``.  The negatives are never sorted.
+discrete derivative ``loss_step(kind, table, ...)``.  The negatives are never sorted — except for AP
+with many positives (P ≥ N / 50), where one packed-key sort and a certified monotone walk
+(:mod:`ssvm.losses._qs_walk`) beat the grid below, whose bins then outgrow the caches.
 
 Algorithm 1 sorts the positives only (O(P log P)).  Algorithm 2 (``_qs_recursion.opt_ranks``)
 then finds every negative's interleaving rank by recursive SELECT, using that the optimal rank
@@ -46,8 +48,9 @@ import numpy as np
 from numba import njit
 
 from ._qs_recursion import chain_opts, new_work, opt_ranks
-from ._rank_kernels import best_rank, loss_step, sorted_positives
-from .rank_losses import KIND_NDCG_LOG2, APLoss, NDCGLoss, loss_value, ndcg_norm
+from ._rank_kernels import best_rank, loss_step, positive_coefficients, sorted_positives
+from ._qs_walk import walk_oracle_core
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, loss_value, ndcg_norm
 
 __all__ = ["qs_oracle", "qs_batch", "batchable"]
 
@@ -57,6 +60,7 @@ _LO_SAMPLE = 4096
 _MAX_BINS = 1 << 22
 _NARROW = 8
 _BATCH_MAX = 4096  # qs_batch runs queries up to this size in its compiled loop
+_WALK_RATIO = 50  # AP with P >= N / 50 positives takes the sort-and-walk path
 _SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
 
 
@@ -348,7 +352,8 @@ def _qs_core(scores, y, sp, pos_ids, kind, table, hi, inv_w, width, base, n_bins
     hist_q, vals, ids, keys, fill = _assign(scores, y, hi, inv_w, base, code, q_o, q_r, th_off, h_off, n_hist, start,
                                             th_first, th_last, d_first, d_last, tol, sp, inv, c)
     _settle(vals, ids, keys, q_o, q_r, q_j0, th_off, h_off, hist_q, start, fill, sp, kind, table, n_neg, c, counts)
-    return _finish(c, counts, pos_ids, n_pos, inv)
+    positive_coefficients(c, counts, pos_ids, n_pos, inv)
+    return counts
 
 
 @njit(cache=True)
@@ -508,15 +513,12 @@ def _resolve_uncertain(vals, ids, keys, b0, m, j0, o, hist_u, sp, kind, table, n
                   c, counts, work)
 
 
-@njit(cache=True)
-def _finish(c, counts, pos_ids, n_pos, inv):
-    cum = 0
-    for k in range(n_pos):
-        cum += counts[k]
-        c[pos_ids[k]] = -cum * inv
-    return counts
+def _use_walk(kind, n_pos, n_neg):
+    """Whether AP's certified walk (:mod:`._qs_walk`) beats the grid: at least N / 50 positives."""
+    return kind == KIND_AP and n_pos * _WALK_RATIO >= n_neg
 
-def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
+
+def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True, _walk=None):
     """QS oracle (Algorithms 1–2) for any QS-suitable loss.
 
     Parameters
@@ -529,6 +531,9 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
         all negatives).
     _narrow : bool, default=True
         Private, for tests: False sends every open bin to Algorithm 2 (no thresholds).
+    _walk : bool, optional
+        Private, for tests: force (True, AP only) or forbid (False) the sort-and-walk path that AP
+        takes by default when P ≥ N / 50.  ``_n_bins`` or ``_narrow`` imply the grid.
 
     Returns
     -------
@@ -537,15 +542,26 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True):
     delta : float
         Δ(R*, R̂).
     """
-    sp, pos_ids = sorted_positives(scores, y)
-    n_pos = sp.size
+    c = np.empty(scores.size)  # numpy's allocator: huge pages for a large output, far fewer page faults
+    return c, _qs_into(scores, y, loss, c, _n_bins, _narrow, _walk)
+
+
+def _qs_into(scores, y, loss, c, n_bins=None, narrow=True, walk=None):
+    """:func:`qs_oracle` writing ``c`` into the given array; returns Δ."""
+    n_pos = int(np.count_nonzero(y))
     n_neg = scores.size - n_pos
     kind, table = loss.kernel_spec(n_pos, n_neg)
-    c = np.empty(scores.size)  # numpy's allocator: huge pages for a large output, far fewer page faults
+    if walk is None:
+        walk = n_bins is None and narrow and _use_walk(kind, n_pos, n_neg)
+    if walk:
+        if kind != KIND_AP:
+            raise ValueError("the walk serves AP only")
+        return float(loss.value(walk_oracle_core(scores, y, c)))
+    sp, pos_ids = sorted_positives(scores, y)
     counts = _qs_prepared(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64),
-                          loss.nonincreasing(n_pos, n_neg), _NARROW if _narrow else 0,
-                          0 if _n_bins is None else int(_n_bins), c)
-    return c, float(loss.value(counts))
+                          loss.nonincreasing(n_pos, n_neg), _NARROW if narrow else 0,
+                          0 if n_bins is None else int(n_bins), c)
+    return float(loss.value(counts))
 
 
 def batchable(loss):
@@ -580,12 +596,13 @@ def qs_batch(scores, y, starts, ends, loss):
     """
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
-    c = np.zeros(scores.size)
+    covered = int((ends - starts).sum()) == scores.size  # the queries fill every row: no zeroing
+    c = np.empty(scores.size) if covered else np.zeros(scores.size)
     delta = np.empty(starts.size)
     small = ends - starts <= _BATCH_MAX
     delta_small = np.empty(int(small.sum()))
     _qs_batch_kernel(scores, y, starts[small], ends[small], loss.kernel_spec(1, 1)[0], c, delta_small)
     delta[small] = delta_small
     for k in np.flatnonzero(~small):
-        c[starts[k]:ends[k]], delta[k] = qs_oracle(scores[starts[k]:ends[k]], y[starts[k]:ends[k]], loss)
+        delta[k] = _qs_into(scores[starts[k]:ends[k]], y[starts[k]:ends[k]], loss, c[starts[k]:ends[k]])
     return c, delta

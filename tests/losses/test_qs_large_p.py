@@ -103,7 +103,7 @@ def test_extreme_scales_on_the_grid(loss):
 @pytest.mark.parametrize("order", ["ascending", "descending", "organ_pipe", "sawtooth"])
 def test_adversarial_input_orders(loss, order):
     """Presorted and patterned inputs (the classic quickselect killers) through plain Algorithm 2
-    (one bin) and through the grid give the baseline's answer."""
+    (one bin), through the grid and (AP) through the sort-and-walk path give the baseline's answer."""
     rng = np.random.default_rng(3)
     n_pos, n_neg = 300, 30_000
     s = np.concatenate([rng.normal(0.5, 1, n_pos), rng.normal(0, 1, n_neg)])
@@ -119,3 +119,5 @@ def test_adversarial_input_orders(loss, order):
     s, y = s[idx], y[idx]
     _check(s, y, loss, _n_bins=1)
     _check(s, y, loss)
+    if loss == "ap":  # and through the sort-and-walk path
+        _check(s, y, loss, _walk=True)

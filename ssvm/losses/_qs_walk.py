@@ -1,0 +1,304 @@
+"""QS for AP when positives are many (P ≥ N / 50): sort everything once, then one monotone walk.
+
+With many positives the score grid of :mod:`ssvm.losses.qs` needs millions of bins and its cost is
+cache misses, not arithmetic.  Here instead:
+
+1. **One sort.**  Each score is packed with its index into a uint64 whose high bits are an
+   order-preserving image of −score and whose low bits are the index, and numpy sorts the
+   positives' and the negatives' keys (its SIMD sort: a third of an argsort's time).  Keys whose
+   high bits tie (scores equal or a few ulps apart) are put in exact (−score, index) order after.
+2. **One walk.**  Going down the negatives in order j = 1..N, opt_j never decreases (Observation
+   4), so each negative's scan starts at the previous opt.  For AP the scan can also stop at its
+   first losing step, with a certificate that no later step can win: the loss step
+   d_j(k) = −k / (P (k+j−1)(k+j)) falls for k ≤ j − 1 and rises after, so the steps
+   f_j(k+1) − f_j(k) = (sp[k] − s) · 2/(PN) + d_j(k) never rise on k ≤ j (the score part never
+   rises), and for k > j each is at most (sp[b] − s) · 2/(PN) + d_j(e) on a segment [b, e].  The
+   certificate holds with a margin well above the rounding error, so the walk returns exactly
+   what :func:`best_rank` returns; it takes O(1) steps per negative, O(N + P) in all.
+   The walk reads each negative's score from its key, which pins it to an interval of 2^shift
+   ulps; a computed step never rises with the score (every rounding is monotone), so the steps at
+   the interval's ends bound it exactly, and the exact score is read only when they disagree.
+   A negative whose certificate fails (a step within rounding of zero, or a tail bound too loose:
+   some of the first P negatives) is left open; the open ones get their opt by the divide and
+   conquer of Algorithm 2 between the opts of their certified neighbours.
+3. **Coefficients** of Lemma 6, written back to the original positions during the walk.
+
+Time O(N log N) for the sort (numpy's), O(N + P) for the rest; the walk path's result is bit for
+bit the grid's and yue's.
+"""
+
+import math
+import threading
+
+import numpy as np
+from numba import njit
+
+from ._qs_recursion import chain_opts
+from ._rank_kernels import loss_step, positive_coefficients
+from .rank_losses import KIND_AP
+
+__all__ = ["walk_oracle_core", "packed_order"]
+
+_EPS = 2.220446049250313e-16
+_NORMAL = 1e-290  # an interval end closer to 0 (−0.0 … subnormal: slow arithmetic) or beyond _HUGE
+_HUGE = 1e300  # (or not a number) is not used: the exact score is
+
+
+
+@njit(cache=True)
+def _pack(bits_of, y, shift, pos, neg):
+    """Keys of the positives into ``pos`` and of the negatives into ``neg`` (each one longer than
+    needed): an order-preserving image of −score in the high bits (``shift`` low bits cleared), the
+    sample's index in the low bits."""
+    sign = np.uint64(1) << np.uint64(63)
+    high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+    n_p = 0
+    n_n = 0
+    for i in range(y.size):  # branch-free: the labels and the signs are unpredictable
+        u = bits_of[i]
+        u = np.uint64(0) if u == sign else u  # −0.0 ties with +0.0
+        key = ~(u ^ ((np.uint64(0) - (u >> np.uint64(63))) | sign))  # descending in the score
+        key = (key & high) | np.uint64(i)
+        neg[n_n] = key
+        pos[n_p] = key
+        yi = y[i]
+        n_p += yi
+        n_n += 1 - yi
+
+
+@njit(cache=True)
+def _repair(keys, scores, shift):
+    """Put sorted keys in exact (−score, index) order: keys whose high bits tie come sorted by
+    index and are reordered by their scores (in place; rare)."""
+    n = keys.size
+    sh = np.uint64(shift)
+    low = (np.uint64(1) << sh) - np.uint64(1)
+    t = 1
+    while t < n:
+        if (keys[t] ^ keys[t - 1]) >> sh:
+            t += 1
+            continue
+        a = t - 1
+        b = t + 1
+        while b < n and not (keys[b] ^ keys[a]) >> sh:
+            b += 1
+        vals = np.empty(b - a)
+        ordered = True  # by (−score, index): the run is sorted by index already
+        for q in range(b - a):
+            vals[q] = scores[np.int64(keys[a + q] & low)]
+            ordered &= q == 0 or vals[q] <= vals[q - 1]
+        if not ordered:
+            run = keys[a:b].copy()
+            order = np.argsort(-vals, kind="mergesort")  # stable: ties keep the index order
+            for q in range(b - a):
+                keys[a + q] = run[order[q]]
+        t = b + 1
+
+
+@njit(cache=True)
+def _unpack(keys, scores, shift):
+    """Scores and indices of sorted, repaired keys."""
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    ids = np.empty(keys.size, dtype=np.int64)
+    vals = np.empty(keys.size, dtype=np.float64)
+    for t in range(keys.size):
+        i = np.int64(keys[t] & low)
+        ids[t] = i
+        vals[t] = scores[i]
+    return vals, ids
+
+
+_LOCAL = threading.local()
+
+
+def _key_buffer(n):
+    """A uint64 work array of at least ``n`` entries, kept per thread from call to call: a training
+    run asks for the same query again and again, and reusing the pages saves their faults (a few
+    ms per call at N = 10^6)."""
+    buf = getattr(_LOCAL, "keys", None)
+    if buf is None or buf.size < n:
+        buf = _LOCAL.keys = np.empty(n, dtype=np.uint64)
+    return buf
+
+
+def _sorted_keys(scores, y, n_pos):
+    """Packed keys of the positives and of the negatives, each sorted in (−score, index) order."""
+    shift = max(int(scores.size - 1).bit_length(), 1)
+    buf = _key_buffer(scores.size + 2)
+    pos = buf[:n_pos + 1]
+    neg = buf[n_pos + 1:scores.size + 2]
+    _pack(scores.view(np.uint64), y, shift, pos, neg)
+    pos = pos[:-1]
+    neg = neg[:-1]
+    pos.sort()
+    neg.sort()
+    _repair(pos, scores, shift)
+    _repair(neg, scores, shift)
+    return pos, neg, shift
+
+
+def packed_order(scores, y):
+    """Positives and negatives, each in (−score, index) order, by one packed-key sort.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+        Finite scores.
+    y : ndarray of bool, shape (n,)
+
+    Returns
+    -------
+    sp, pos_ids, sn, neg_ids : ndarray
+        Sorted scores and original indices of the positives, then of the negatives.
+    """
+    pos, neg, shift = _sorted_keys(scores, y, int(np.count_nonzero(y)))
+    return (*_unpack(pos, scores, shift), *_unpack(neg, scores, shift))
+
+
+@njit(cache=True, inline="always")
+def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, table):
+    """best_rank(s, j, lo, P + 1) for AP, for a score s known only to lie in [s_lo, s_hi]: the
+    certified opt (> 0); −k with k <= opt when the certificate fails; 0 when [s_lo, s_hi] is too
+    wide to decide a step (see the module docstring).
+
+    A computed step never rises with s (every rounding is monotone), so the steps at s_hi and s_lo
+    bound the step at s exactly."""
+    for k in range(lo, n_pos + 1):
+        d = loss_step(KIND_AP, table, n_pos, k, j)
+        if (sp[k - 1] - s_hi) * inv + d >= 0.0:
+            continue
+        step = (sp[k - 1] - s_lo) * inv + d  # >= the step at s
+        if step >= 0.0:
+            return 0
+        if step >= -tol:
+            return -k
+        b = max(k, j + 1)  # steps k..j never rise; bound those after j segment by segment
+        while b <= n_pos:
+            e = min(2 * b, n_pos)
+            if (sp[b - 1] - s_lo) * inv + loss_step(KIND_AP, table, n_pos, e, j) >= -tol:
+                return -k
+            b = e + 1
+        return k
+    return n_pos + 1
+
+
+@njit(cache=True)
+def _tolerance(s_top, s_bottom, shift, sp, inv):
+    """Margin for every step of the walk: a step's rounding error is below 4 eps (|score part| +
+    |loss part|) and |loss part| < 1 / P; the score part is bounded over the negatives' scores
+    [s_bottom, s_top], widened by the width of a key's interval."""
+    n_pos = sp.size
+    wide = math.ldexp(max(abs(s_top), abs(s_bottom)), shift - 50)
+    a = (max(abs(sp[0] - s_top), abs(sp[0] - s_bottom)) + max(abs(sp[n_pos - 1] - s_top),
+                                                               abs(sp[n_pos - 1] - s_bottom)) + 2.0 * wide)
+    return 32.0 * _EPS * (a * inv + 1.0 / n_pos)
+
+
+@njit(cache=True)
+def _walk(neg, off, tol, shift, scores, sp, inv, c, counts):
+    """The walk over sorted negative keys of orders off + 1, off + 2, ...: writes c and counts for
+    every certified negative and returns the runs of uncertified ones (first position, end, lower
+    and upper bound of their opts).
+
+    Each key gives its score to within its truncated bits (an interval [s_lo, s_hi]); the exact
+    score is read only when that interval leaves a step undecided."""
+    n_pos = sp.size
+    sh = np.uint64(shift)
+    low = (np.uint64(1) << sh) - np.uint64(1)
+    sign = np.uint64(1) << np.uint64(63)
+    table = np.empty(0)
+    buf = np.empty(2, dtype=np.uint64)
+    as_float = buf.view(np.float64)
+    runs = np.empty(((neg.size + 1) // 2, 4), dtype=np.int64)  # runs are separated: at most half
+    top = n_pos + 1
+    r = 1  # a lower bound of the next opt (any, for the first: Observation 4)
+    n_runs = 0
+    prev_open = False
+    for t in range(neg.size):
+        key = neg[t]
+        i = np.int64(key & low)
+        k_hi = ~(key & ~low)  # ascending keys of the ends of the score's interval
+        k_lo = ~(key | low)
+        buf[0] = k_lo ^ sign if k_lo & sign else ~k_lo
+        buf[1] = k_hi ^ sign if k_hi & sign else ~k_hi
+        s_lo = as_float[0]
+        s_hi = as_float[1]
+        j = off + t + 1
+        o = 0
+        if _NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < _HUGE:  # no subnormal, inf or NaN end
+            o = _walk_rank(s_lo, s_hi, j, r, sp, inv, n_pos, tol, table)
+        if o == 0:  # undecided on the interval: the exact score
+            s = scores[i]
+            o = _walk_rank(s, s, j, r, sp, inv, n_pos, tol, table)
+        if o > 0:
+            counts[o - 1] += 1
+            c[i] = (top - o) * inv
+            if prev_open:
+                runs[n_runs - 1, 3] = o
+        else:
+            if not prev_open:
+                runs[n_runs, 0] = off + t
+                runs[n_runs, 2] = -o
+                runs[n_runs, 3] = top
+                n_runs += 1
+            runs[n_runs - 1, 1] = off + t + 1
+        prev_open = o < 0
+        r = abs(o)
+    return runs[:n_runs]
+
+
+@njit(cache=True)
+def _close(runs, neg, shift, scores, sp, inv, c, counts):
+    """opts of the uncertified negatives, run by run, between their neighbours' bounds."""
+    n_pos = sp.size
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    table = np.empty(0)
+    for q in range(runs.shape[0]):
+        a = runs[q, 0]
+        b = runs[q, 1]
+        ids = np.empty(b - a, dtype=np.int64)
+        vals = np.empty(b - a)
+        for t in range(b - a):
+            ids[t] = np.int64(neg[a + t] & low)
+            vals[t] = scores[ids[t]]
+        ranks = np.empty(b - a, dtype=np.int64)
+        chain_opts(vals, np.arange(a + 1, b + 1), runs[q, 2], runs[q, 3], sp, inv, KIND_AP, table, n_pos, ranks)
+        for t in range(b - a):
+            counts[ranks[t] - 1] += 1
+            c[ids[t]] = (n_pos + 1 - ranks[t]) * inv
+
+
+@njit(cache=True)
+def _walk_core(pos, neg, shift, scores, c):
+    sp, pos_ids = _unpack(pos, scores, shift)
+    n_pos = sp.size
+    inv = 2.0 / (n_pos * neg.size)
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv)
+    counts = np.zeros(n_pos + 1, dtype=np.int64)
+    runs = _walk(neg, 0, tol, shift, scores, sp, inv, c, counts)
+    _close(runs, neg, shift, scores, sp, inv, c, counts)
+    positive_coefficients(c, counts, pos_ids, n_pos, inv)
+    return counts
+
+
+def walk_oracle_core(scores, y, c):
+    """QS for AP by one sort and a certified monotone walk; fills ``c`` and returns the ± pattern.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+        Finite scores of one query with a positive and a negative.
+    y : ndarray of bool, shape (n,)
+    c : ndarray of float64, shape (n,)
+        Output: the coefficients of Ψ(X, R̂) − Ψ(X, R*) (every entry is written).
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (P + 1,)
+        Negatives per interleaving rank (the ± pattern that gives Δ).
+    """
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    n_pos = int(np.count_nonzero(y))
+    pos, neg, shift = _sorted_keys(scores, y, n_pos)
+    return _walk_core(pos, neg, shift, scores, c)

@@ -1,0 +1,160 @@
+"""QS's sort-and-walk path for AP (``ssvm.losses._qs_walk``): the packed-key sort against numpy's
+stable argsort, and the walk against the exhaustive oracle, yue and the grid path, bit for bit, on
+ties, one positive or negative, P ≫ N, extreme scales and scores that the truncated keys cannot
+separate."""
+
+import numpy as np
+import pytest
+from losses_twins import random_query
+
+from ssvm.losses import APLoss, get_oracle
+from ssvm.losses import _qs_walk as walk
+from ssvm.losses._rank_kernels import sorted_negatives, sorted_positives
+from ssvm.losses.qs import qs_oracle
+
+AP = APLoss()
+
+
+def _exact(s, y):
+    """The walk, yue and the grid give the same c and Δ, bit for bit; returns the walk's."""
+    c_ref, d_ref = get_oracle("ap", "yue")(s, y)
+    c, d = qs_oracle(s, y, AP, _walk=True)
+    np.testing.assert_array_equal(c, c_ref)
+    assert d == d_ref
+    c_grid, d_grid = qs_oracle(s, y, AP, _walk=False)
+    np.testing.assert_array_equal(c_grid, c_ref)
+    assert d_grid == d_ref
+    return c, d
+
+
+def _labels(rng, n, n_pos):
+    y = np.zeros(n, bool)
+    y[rng.choice(n, n_pos, replace=False)] = True
+    return y
+
+
+@pytest.mark.parametrize("case", ["normal", "ties", "zeros", "signed_zeros", "near", "subnormal", "huge", "one_run"])
+def test_packed_order_is_the_stable_order(case):
+    """Positives and negatives come out in (−score, index) order, as numpy's stable argsort gives,
+    including scores whose truncated keys tie (``near``, ``one_run``: a million-wide run of them)."""
+    rng = np.random.default_rng(len(case))
+    n = 20_000
+    s = {
+        "normal": lambda: rng.normal(size=n),
+        "ties": lambda: rng.integers(-3, 4, n).astype(float),
+        "zeros": lambda: np.zeros(n),
+        "signed_zeros": lambda: np.where(rng.random(n) < 0.5, -0.0, 0.0) + (rng.random(n) < 0.1),
+        "near": lambda: 1.0 + rng.integers(0, 50, n) * np.finfo(float).eps,  # differ in the last bits only
+        "subnormal": lambda: rng.normal(size=n) * 5e-324 * 1e6,
+        "huge": lambda: rng.normal(size=n) * 1e300,
+        "one_run": lambda: 1.0 + rng.permutation(n) * np.finfo(float).eps,
+    }[case]()
+    y = rng.random(n) < 0.3
+    sp, pos_ids, sn, neg_ids = walk.packed_order(s, y)
+    sp_ref, pos_ref = sorted_positives(s, y)
+    sn_ref, neg_ref = sorted_negatives(s, y)
+    np.testing.assert_array_equal(pos_ids, pos_ref)
+    np.testing.assert_array_equal(neg_ids, neg_ref)
+    np.testing.assert_array_equal(sp, sp_ref)
+    np.testing.assert_array_equal(sn, sn_ref)
+
+
+def test_walk_equals_brute_on_tiny_queries():
+    """Thousands of tiny queries (ties, all equal, one positive, one negative, scales 1e-6..1e6)."""
+    rng = np.random.default_rng(2024)
+    for _ in range(2000):
+        s, y = random_query(rng)
+        c_ref, d_ref = get_oracle("ap", "brute")(s, y)
+        c, d = qs_oracle(s, y, AP, _walk=True)
+        np.testing.assert_allclose(c, c_ref, rtol=0, atol=1e-12 * max(1.0, np.abs(c_ref).max()))
+        assert d == pytest.approx(d_ref, abs=1e-12)
+        c_yue, d_yue = get_oracle("ap", "yue")(s, y)
+        np.testing.assert_array_equal(c, c_yue)
+        assert d == d_yue
+
+
+@pytest.mark.parametrize("frac_pos", [0.02, 0.1, 0.5, 0.9, 0.99])
+@pytest.mark.parametrize("shift", [0.0, 1.0, 3.0, -1.0])
+def test_walk_exact_any_p(frac_pos, shift):
+    rng = np.random.default_rng(int(100 * frac_pos) + int(10 * shift) + 70)
+    n = 20_000
+    for ties in (False, True):
+        y = _labels(rng, n, int(frac_pos * n))
+        s = rng.normal(size=n) + shift * y
+        if ties:
+            s = np.round(s * 4) / 4
+        _exact(s, y)
+
+
+@pytest.mark.parametrize("n_pos,n_neg", [(1, 1), (1, 5_000), (5_000, 1), (2, 3), (30_000, 40), (40, 30_000)])
+def test_walk_single_and_few(n_pos, n_neg):
+    rng = np.random.default_rng(n_pos * 7 + n_neg)
+    y = np.zeros(n_pos + n_neg, bool)
+    y[:n_pos] = True
+    for s in (rng.normal(size=y.size) + y, np.zeros(y.size), np.round(rng.normal(size=y.size))):
+        p = rng.permutation(y.size)
+        _exact(s[p], y[p])
+
+
+def test_walk_extreme_scales():
+    """Huge, tiny (subnormal differences), far from zero with a tiny spread, and signed zeros."""
+    rng = np.random.default_rng(5)
+    for scale, offset in [(1e-300, 0.0), (1e-310, 0.0), (1e-12, 1.0), (1.0, 1e12), (1e150, 0.0),
+                          (1e-3, -1e6), (1.0, 0.0)]:
+        for n_pos, n_neg in ((300, 3_000), (3_000, 300)):
+            s = offset + scale * np.concatenate([rng.normal(1, 1, n_pos), rng.normal(0, 1, n_neg)])
+            y = np.zeros(s.size, bool)
+            y[:n_pos] = True
+            p = rng.permutation(s.size)
+            _exact(s[p], y[p])
+    s = np.where(rng.random(4_000) < 0.5, -0.0, 0.0)
+    _exact(s, rng.random(4_000) < 0.3)
+
+
+def test_walk_reads_the_exact_score_when_the_key_cannot_decide():
+    """Scores 1e12 ± 1: a key keeps the score only to within about 2^-38 of 1e12, wider than the
+    spread, so the truncated keys leave the steps undecided and the exact scores settle them; also
+    negatives one ulp beside positives."""
+    rng = np.random.default_rng(8)
+    s = 1e12 + rng.normal(size=8_000)
+    y = rng.random(s.size) < 0.2
+    shift = (s.size - 1).bit_length()
+    assert np.ldexp(1e12, shift - 52) > s.std()  # the interval of a key is wider than the spread
+    _exact(s, y)
+    sp = rng.normal(size=2_000)
+    s = np.concatenate([sp, np.nextafter(sp, np.inf), np.nextafter(sp, -np.inf), sp])
+    y = np.zeros(s.size, bool)
+    y[:sp.size] = True
+    p = rng.permutation(s.size)
+    _exact(s[p], y[p])
+
+
+def test_uncertified_runs_are_closed_exactly():
+    """With P ≫ N many negatives fail the tail certificate; their runs go to the divide and conquer
+    and still give the exact answer."""
+    rng = np.random.default_rng(9)
+    n_pos, n_neg = 60_000, 3_000
+    y = np.zeros(n_pos + n_neg, bool)
+    y[:n_pos] = True
+    s = rng.normal(size=y.size) + 0.5 * y
+    sp, _, sn, _ = walk.packed_order(s, y)
+    pos, neg, shift = walk._sorted_keys(s, y, n_pos)
+    c = np.empty(s.size)
+    counts = np.zeros(n_pos + 1, np.int64)
+    inv = 2.0 / (n_pos * n_neg)
+    tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv)
+    runs = walk._walk(neg, 0, tol, shift, s, sp, inv, c, counts)
+    assert runs.shape[0] > 0  # the closing step is exercised
+    _exact(s, y)
+
+
+def test_walk_is_the_default_for_ap_with_many_positives_only():
+    from ssvm.losses.qs import _use_walk
+    from ssvm.losses.rank_losses import KIND_AP, KIND_NDCG_LOG2
+
+    assert _use_walk(KIND_AP, 20, 1000) and not _use_walk(KIND_AP, 19, 1000)
+    assert not _use_walk(KIND_NDCG_LOG2, 500, 1000)
+    with pytest.raises(ValueError, match="AP only"):
+        from ssvm.losses import NDCGLoss
+
+        qs_oracle(np.zeros(4), np.array([True, False, True, False]), NDCGLoss(), _walk=True)
