@@ -209,11 +209,15 @@ def main(argv=None):
         args.max_iter = {"cutting_plane": 200, "frank_wolfe": 50, "pegasos": 50}
     rng = np.random.default_rng(args.seed)
 
-    # compile every oracle and solver path once, untimed
+    # compile (or load from numba's cache) every oracle and solver path once, untimed: a small
+    # query, which the oracles batch, and one above the batch size, which they run alone
     X0, y0 = _common.synthetic_ranking(300, args.d, 30, rng)
     for loss in args.losses:
         for solver in args.solvers:
             solve(X0, y0, queries_of(None, y0), loss, solver, args, args.budget)
+    X0, y0 = _common.synthetic_ranking(5000, args.d, 500, rng)
+    for loss in args.losses:
+        solve(X0, y0, queries_of(None, y0), loss, "cutting_plane", args, args.budget)
     fit_rank_svm(X0, y0, args.C, args.tol)
 
     time_rows, split_rows, e2e_rows = [], [], []
