@@ -1,4 +1,4 @@
-"""QS for AP when positives are many (P ≥ N / 50): sort everything once, then one monotone walk.
+"""QS with many positives (AP: P ≥ N / 50, NDCG: P ≥ N / 20): one sort, then one monotone walk.
 
 With many positives the score grid of :mod:`ssvm.losses.qs` needs millions of bins and its cost is
 cache misses, not arithmetic.  Here instead:
@@ -8,23 +8,25 @@ cache misses, not arithmetic.  Here instead:
    positives' and the negatives' keys (its SIMD sort: a third of an argsort's time).  Keys whose
    high bits tie (scores equal or a few ulps apart) are put in exact (−score, index) order after.
 2. **One walk.**  Going down the negatives in order j = 1..N, opt_j never decreases (Observation
-   4), so each negative's scan starts at the previous opt.  For AP the scan can also stop at its
-   first losing step, with a certificate that no later step can win: the loss step
-   d_j(k) = −k / (P (k+j−1)(k+j)) falls for k ≤ j − 1 and rises after, so the steps
-   f_j(k+1) − f_j(k) = (sp[k] − s) · 2/(PN) + d_j(k) never rise on k ≤ j (the score part never
-   rises), and for k > j each is at most (sp[b] − s) · 2/(PN) + d_j(e) on a segment [b, e].  The
-   certificate holds with a margin well above the rounding error, so the walk returns exactly
-   what :func:`best_rank` returns; it takes O(1) steps per negative, O(N + P) in all.
+   4), so each negative's scan starts at the previous opt.  The scan also stops at its first
+   losing step k0, with a certificate that no later step f_j(k+1) − f_j(k) = (sp[k] − s)·2/(PN) +
+   d_j(k) can win: the score part never rises with k, and the loss part d_j rises on the tail, so
+   on a segment [b, e] of it every step is at most (sp[b] − s)·2/(PN) + d_j(e) — for NDCG
+   d_j(k) = (D(k+j) − D(k+j−1)) / Σ D rises everywhere (segments of growing length from k0); for
+   AP d_j(k) = −k / (P (k+j−1)(k+j)) falls up to k = j − 1, so the steps k0..j never rise (the
+   first losing one covers them) and the segments start at j + 1.  The certificate holds with a
+   margin well above the rounding error, so the walk returns exactly what :func:`best_rank`
+   returns; it takes O(1) steps and O(log P) bounds per negative.
    The walk reads each negative's score from its key, which pins it to an interval of 2^shift
    ulps; a computed step never rises with the score (every rounding is monotone), so the steps at
    the interval's ends bound it exactly, and the exact score is read only when they disagree.
-   A negative whose certificate fails (a step within rounding of zero, or a tail bound too loose:
-   some of the first P negatives) is left open; the open ones get their opt by the divide and
-   conquer of Algorithm 2 between the opts of their certified neighbours.
+   A negative whose certificate fails (a step within rounding of zero, or a tail bound too loose)
+   is left open; the open ones get their opt by the divide and conquer of Algorithm 2 between the
+   opts of their certified neighbours.
 3. **Coefficients** of Lemma 6, written back to the original positions during the walk.
 
-Time O(N log N) for the sort (numpy's), O(N + P) for the rest; the walk path's result is bit for
-bit the grid's and yue's.
+Time O(N log N) for the sort (numpy's), O(N log P) at worst for the rest; the walk path's result is
+bit for bit the grid's, yue's and chakrabarti's.
 """
 
 import math
@@ -35,7 +37,7 @@ from numba import njit
 
 from ._qs_recursion import chain_opts
 from ._rank_kernels import loss_step, positive_coefficients
-from .rank_losses import KIND_AP
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
 __all__ = ["walk_oracle_core", "packed_order"]
 
@@ -156,15 +158,25 @@ def packed_order(scores, y):
 
 
 @njit(cache=True, inline="always")
-def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, table):
-    """best_rank(s, j, lo, P + 1) for AP, for a score s known only to lie in [s_lo, s_hi]: the
-    certified opt (> 0); −k with k <= opt when the certificate fails; 0 when [s_lo, s_hi] is too
-    wide to decide a step (see the module docstring).
+def _loss_part(kind, lt, scale, n_pos, k, j):
+    """d_j(k), bit for bit as :func:`best_rank` computes it: AP's closed form, or NDCG's
+    (1/log2(k+j+1) − 1/log2(k+j)) · scale with the logarithms from the table ``lt``."""
+    if kind == KIND_AP:
+        return loss_step(KIND_AP, lt, n_pos, k, j)
+    return (lt[k + j + 1] - lt[k + j]) * scale
+
+
+@njit(cache=True, inline="always")
+def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, kind, lt, scale):
+    """best_rank(s, j, lo, P + 1) for a score s known only to lie in [s_lo, s_hi]: the certified
+    opt (> 0); −k with k <= opt when the certificate fails; 0 when [s_lo, s_hi] is too wide to
+    decide a step (see the module docstring).
 
     A computed step never rises with s (every rounding is monotone), so the steps at s_hi and s_lo
-    bound the step at s exactly."""
+    bound the step at s exactly.  The tail bound: AP's loss part falls up to k = j − 1 and rises
+    after, NDCG's rises everywhere, so on a segment [b, e] past the fall it is at most d_j(e)."""
     for k in range(lo, n_pos + 1):
-        d = loss_step(KIND_AP, table, n_pos, k, j)
+        d = _loss_part(kind, lt, scale, n_pos, k, j)
         if (sp[k - 1] - s_hi) * inv + d >= 0.0:
             continue
         step = (sp[k - 1] - s_lo) * inv + d  # >= the step at s
@@ -172,10 +184,10 @@ def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, table):
             return 0
         if step >= -tol:
             return -k
-        b = max(k, j + 1)  # steps k..j never rise; bound those after j segment by segment
+        b = max(k, j + 1) if kind == KIND_AP else k + 1  # AP: steps k..j never rise
         while b <= n_pos:
-            e = min(2 * b, n_pos)
-            if (sp[b - 1] - s_lo) * inv + loss_step(KIND_AP, table, n_pos, e, j) >= -tol:
+            e = min(2 * b if kind == KIND_AP else b + 2 * (b - k), n_pos)
+            if (sp[b - 1] - s_lo) * inv + _loss_part(kind, lt, scale, n_pos, e, j) >= -tol:
                 return -k
             b = e + 1
         return k
@@ -183,19 +195,20 @@ def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, table):
 
 
 @njit(cache=True)
-def _tolerance(s_top, s_bottom, shift, sp, inv):
-    """Margin for every step of the walk: a step's rounding error is below 4 eps (|score part| +
-    |loss part|) and |loss part| < 1 / P; the score part is bounded over the negatives' scores
-    [s_bottom, s_top], widened by the width of a key's interval."""
+def _tolerance(s_top, s_bottom, shift, sp, inv, loss_bound):
+    """Margin for every step of the walk: a step's rounding error is below 8 eps (|score part| +
+    ``loss_bound``), the loss part's bound (AP: 1 / P; NDCG: its scale, as the difference of two
+    logarithms in [0, 1] loses its relative precision); the score part is bounded over the
+    negatives' scores [s_bottom, s_top], widened by the width of a key's interval."""
     n_pos = sp.size
     wide = math.ldexp(max(abs(s_top), abs(s_bottom)), shift - 50)
     a = (max(abs(sp[0] - s_top), abs(sp[0] - s_bottom)) + max(abs(sp[n_pos - 1] - s_top),
                                                                abs(sp[n_pos - 1] - s_bottom)) + 2.0 * wide)
-    return 32.0 * _EPS * (a * inv + 1.0 / n_pos)
+    return 32.0 * _EPS * (a * inv + loss_bound)
 
 
 @njit(cache=True)
-def _walk(neg, off, tol, shift, scores, sp, inv, c, counts):
+def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
     """The walk over sorted negative keys of orders off + 1, off + 2, ...: writes c and counts for
     every certified negative and returns the runs of uncertified ones (first position, end, lower
     and upper bound of their opts).
@@ -206,7 +219,6 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts):
     sh = np.uint64(shift)
     low = (np.uint64(1) << sh) - np.uint64(1)
     sign = np.uint64(1) << np.uint64(63)
-    table = np.empty(0)
     buf = np.empty(2, dtype=np.uint64)
     as_float = buf.view(np.float64)
     runs = np.empty(((neg.size + 1) // 2, 4), dtype=np.int64)  # runs are separated: at most half
@@ -226,10 +238,10 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts):
         j = off + t + 1
         o = 0
         if _NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < _HUGE:  # no subnormal, inf or NaN end
-            o = _walk_rank(s_lo, s_hi, j, r, sp, inv, n_pos, tol, table)
+            o = _walk_rank(s_lo, s_hi, j, r, sp, inv, n_pos, tol, kind, lt, scale)
         if o == 0:  # undecided on the interval: the exact score
             s = scores[i]
-            o = _walk_rank(s, s, j, r, sp, inv, n_pos, tol, table)
+            o = _walk_rank(s, s, j, r, sp, inv, n_pos, tol, kind, lt, scale)
         if o > 0:
             counts[o - 1] += 1
             c[i] = (top - o) * inv
@@ -248,11 +260,10 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts):
 
 
 @njit(cache=True)
-def _close(runs, neg, shift, scores, sp, inv, c, counts):
+def _close(runs, neg, shift, scores, sp, inv, c, counts, kind, table):
     """opts of the uncertified negatives, run by run, between their neighbours' bounds."""
     n_pos = sp.size
     low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
-    table = np.empty(0)
     for q in range(runs.shape[0]):
         a = runs[q, 0]
         b = runs[q, 1]
@@ -262,28 +273,51 @@ def _close(runs, neg, shift, scores, sp, inv, c, counts):
             ids[t] = np.int64(neg[a + t] & low)
             vals[t] = scores[ids[t]]
         ranks = np.empty(b - a, dtype=np.int64)
-        chain_opts(vals, np.arange(a + 1, b + 1), runs[q, 2], runs[q, 3], sp, inv, KIND_AP, table, n_pos, ranks)
+        chain_opts(vals, np.arange(a + 1, b + 1), runs[q, 2], runs[q, 3], sp, inv, kind, table, n_pos, ranks)
         for t in range(b - a):
             counts[ranks[t] - 1] += 1
             c[ids[t]] = (n_pos + 1 - ranks[t]) * inv
 
 
 @njit(cache=True)
-def _walk_core(pos, neg, shift, scores, c):
+def _walk_core(pos, neg, shift, scores, c, kind, table, lt):
     sp, pos_ids = _unpack(pos, scores, shift)
     n_pos = sp.size
     inv = 2.0 / (n_pos * neg.size)
+    scale = table[0] if kind == KIND_NDCG_LOG2 else 0.0
     low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
-    tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv)
+    tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv,
+                     scale if kind == KIND_NDCG_LOG2 else 1.0 / n_pos)
     counts = np.zeros(n_pos + 1, dtype=np.int64)
-    runs = _walk(neg, 0, tol, shift, scores, sp, inv, c, counts)
-    _close(runs, neg, shift, scores, sp, inv, c, counts)
+    runs = _walk(neg, 0, tol, shift, scores, sp, inv, c, counts, kind, lt, scale)
+    _close(runs, neg, shift, scores, sp, inv, c, counts, kind, table)
     positive_coefficients(c, counts, pos_ids, n_pos, inv)
     return counts
 
 
-def walk_oracle_core(scores, y, c):
-    """QS for AP by one sort and a certified monotone walk; fills ``c`` and returns the ± pattern.
+@njit(cache=True)
+def _inverse_logs(n):
+    """1 / log2(m) for m < n (entries 0 and 1 unused), as :func:`best_rank` computes them."""
+    t = np.zeros(n)
+    for m in range(2, n):
+        t[m] = 1.0 / math.log2(float(m))
+    return t
+
+
+_INVERSE_LOGS = np.zeros(0)
+
+
+def _inverse_log_table(n):
+    """The 1/log2 table for m < n, grown as needed and kept: it depends on nothing else."""
+    global _INVERSE_LOGS
+    if _INVERSE_LOGS.size < n:
+        _INVERSE_LOGS = _inverse_logs(max(n, 2 * _INVERSE_LOGS.size))
+    return _INVERSE_LOGS
+
+
+def walk_oracle_core(scores, y, c, kind, table):
+    """QS by one sort and a certified monotone walk, for AP and NDCG (log2 discount); fills ``c``
+    and returns the ± pattern.
 
     Parameters
     ----------
@@ -292,13 +326,20 @@ def walk_oracle_core(scores, y, c):
     y : ndarray of bool, shape (n,)
     c : ndarray of float64, shape (n,)
         Output: the coefficients of Ψ(X, R̂) − Ψ(X, R*) (every entry is written).
+    kind : int
+        ``KIND_AP`` or ``KIND_NDCG_LOG2``.
+    table : ndarray of float64
+        The loss's kernel table (``kernel_spec``): ignored for AP, [1 / Σ D] for NDCG.
 
     Returns
     -------
     counts : ndarray of int64, shape (P + 1,)
         Negatives per interleaving rank (the ± pattern that gives Δ).
     """
+    if kind not in (KIND_AP, KIND_NDCG_LOG2):
+        raise ValueError("the walk serves AP and NDCG (log2) only")
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     n_pos = int(np.count_nonzero(y))
     pos, neg, shift = _sorted_keys(scores, y, n_pos)
-    return _walk_core(pos, neg, shift, scores, c)
+    lt = _inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
+    return _walk_core(pos, neg, shift, scores, c, kind, np.asarray(table, dtype=np.float64), lt)

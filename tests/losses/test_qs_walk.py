@@ -1,27 +1,28 @@
-"""QS's sort-and-walk path for AP (``ssvm.losses._qs_walk``): the packed-key sort against numpy's
-stable argsort, and the walk against the exhaustive oracle, yue and the grid path, bit for bit, on
-ties, one positive or negative, P ≫ N, extreme scales and scores that the truncated keys cannot
-separate."""
+"""QS's sort-and-walk path for AP and NDCG (``ssvm.losses._qs_walk``): the packed-key sort against
+numpy's stable argsort, and the walk against the exhaustive oracle, the sorting baselines (yue,
+chakrabarti) and the grid path, bit for bit, on ties, one positive or negative, P ≫ N, extreme
+scales and scores that the truncated keys cannot separate."""
 
 import numpy as np
 import pytest
 from losses_twins import random_query
 
-from ssvm.losses import APLoss, get_oracle
+from ssvm.losses import APLoss, NDCGLoss, get_oracle
 from ssvm.losses import _qs_walk as walk
 from ssvm.losses._rank_kernels import sorted_negatives, sorted_positives
 from ssvm.losses.qs import qs_oracle
 
-AP = APLoss()
+LOSSES = {"ap": (APLoss(), "yue"), "ndcg": (NDCGLoss(), "chakrabarti")}
 
 
-def _exact(s, y):
-    """The walk, yue and the grid give the same c and Δ, bit for bit; returns the walk's."""
-    c_ref, d_ref = get_oracle("ap", "yue")(s, y)
-    c, d = qs_oracle(s, y, AP, _walk=True)
+def _exact(s, y, loss="ap"):
+    """The walk, the sorting baseline and the grid give the same c and Δ, bit for bit."""
+    loss_obj, ref = LOSSES[loss]
+    c_ref, d_ref = get_oracle(loss, ref)(s, y)
+    c, d = qs_oracle(s, y, loss_obj, _walk=True)
     np.testing.assert_array_equal(c, c_ref)
     assert d == d_ref
-    c_grid, d_grid = qs_oracle(s, y, AP, _walk=False)
+    c_grid, d_grid = qs_oracle(s, y, loss_obj, _walk=False)
     np.testing.assert_array_equal(c_grid, c_ref)
     assert d_grid == d_ref
     return c, d
@@ -59,23 +60,25 @@ def test_packed_order_is_the_stable_order(case):
     np.testing.assert_array_equal(sn, sn_ref)
 
 
-def test_walk_equals_brute_on_tiny_queries():
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_walk_equals_brute_on_tiny_queries(loss):
     """Thousands of tiny queries (ties, all equal, one positive, one negative, scales 1e-6..1e6)."""
     rng = np.random.default_rng(2024)
-    for _ in range(2000):
+    loss_obj, ref = LOSSES[loss]
+    for _ in range(1500):
         s, y = random_query(rng)
-        c_ref, d_ref = get_oracle("ap", "brute")(s, y)
-        c, d = qs_oracle(s, y, AP, _walk=True)
-        np.testing.assert_allclose(c, c_ref, rtol=0, atol=1e-12 * max(1.0, np.abs(c_ref).max()))
-        assert d == pytest.approx(d_ref, abs=1e-12)
-        c_yue, d_yue = get_oracle("ap", "yue")(s, y)
-        np.testing.assert_array_equal(c, c_yue)
-        assert d == d_yue
+        c_ref, d_ref = get_oracle(loss, "brute")(s, y)
+        c, d = qs_oracle(s, y, loss_obj, _walk=True)
+        assert d + s @ c == pytest.approx(d_ref + s @ c_ref, rel=1e-9, abs=1e-9 * max(1.0, np.abs(s).max()))
+        c_base, d_base = get_oracle(loss, ref)(s, y)
+        np.testing.assert_array_equal(c, c_base)
+        assert d == d_base
 
 
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("frac_pos", [0.02, 0.1, 0.5, 0.9, 0.99])
 @pytest.mark.parametrize("shift", [0.0, 1.0, 3.0, -1.0])
-def test_walk_exact_any_p(frac_pos, shift):
+def test_walk_exact_any_p(loss, frac_pos, shift):
     rng = np.random.default_rng(int(100 * frac_pos) + int(10 * shift) + 70)
     n = 20_000
     for ties in (False, True):
@@ -83,20 +86,22 @@ def test_walk_exact_any_p(frac_pos, shift):
         s = rng.normal(size=n) + shift * y
         if ties:
             s = np.round(s * 4) / 4
-        _exact(s, y)
+        _exact(s, y, loss)
 
 
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("n_pos,n_neg", [(1, 1), (1, 5_000), (5_000, 1), (2, 3), (30_000, 40), (40, 30_000)])
-def test_walk_single_and_few(n_pos, n_neg):
+def test_walk_single_and_few(loss, n_pos, n_neg):
     rng = np.random.default_rng(n_pos * 7 + n_neg)
     y = np.zeros(n_pos + n_neg, bool)
     y[:n_pos] = True
     for s in (rng.normal(size=y.size) + y, np.zeros(y.size), np.round(rng.normal(size=y.size))):
         p = rng.permutation(y.size)
-        _exact(s[p], y[p])
+        _exact(s[p], y[p], loss)
 
 
-def test_walk_extreme_scales():
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_walk_extreme_scales(loss):
     """Huge, tiny (subnormal differences), far from zero with a tiny spread, and signed zeros."""
     rng = np.random.default_rng(5)
     for scale, offset in [(1e-300, 0.0), (1e-310, 0.0), (1e-12, 1.0), (1.0, 1e12), (1e150, 0.0),
@@ -106,12 +111,13 @@ def test_walk_extreme_scales():
             y = np.zeros(s.size, bool)
             y[:n_pos] = True
             p = rng.permutation(s.size)
-            _exact(s[p], y[p])
+            _exact(s[p], y[p], loss)
     s = np.where(rng.random(4_000) < 0.5, -0.0, 0.0)
-    _exact(s, rng.random(4_000) < 0.3)
+    _exact(s, rng.random(4_000) < 0.3, loss)
 
 
-def test_walk_reads_the_exact_score_when_the_key_cannot_decide():
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_walk_reads_the_exact_score_when_the_key_cannot_decide(loss):
     """Scores 1e12 ± 1: a key keeps the score only to within about 2^-38 of 1e12, wider than the
     spread, so the truncated keys leave the steps undecided and the exact scores settle them; also
     negatives one ulp beside positives."""
@@ -120,16 +126,17 @@ def test_walk_reads_the_exact_score_when_the_key_cannot_decide():
     y = rng.random(s.size) < 0.2
     shift = (s.size - 1).bit_length()
     assert np.ldexp(1e12, shift - 52) > s.std()  # the interval of a key is wider than the spread
-    _exact(s, y)
+    _exact(s, y, loss)
     sp = rng.normal(size=2_000)
     s = np.concatenate([sp, np.nextafter(sp, np.inf), np.nextafter(sp, -np.inf), sp])
     y = np.zeros(s.size, bool)
     y[:sp.size] = True
     p = rng.permutation(s.size)
-    _exact(s[p], y[p])
+    _exact(s[p], y[p], loss)
 
 
-def test_uncertified_runs_are_closed_exactly():
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_uncertified_runs_are_closed_exactly(loss):
     """With P ≫ N many negatives fail the tail certificate; their runs go to the divide and conquer
     and still give the exact answer."""
     rng = np.random.default_rng(9)
@@ -137,24 +144,36 @@ def test_uncertified_runs_are_closed_exactly():
     y = np.zeros(n_pos + n_neg, bool)
     y[:n_pos] = True
     s = rng.normal(size=y.size) + 0.5 * y
+    loss_obj = LOSSES[loss][0]
+    kind, table = loss_obj.kernel_spec(n_pos, n_neg)
+    table = np.asarray(table, dtype=float)
     sp, _, sn, _ = walk.packed_order(s, y)
     pos, neg, shift = walk._sorted_keys(s, y, n_pos)
     c = np.empty(s.size)
     counts = np.zeros(n_pos + 1, np.int64)
     inv = 2.0 / (n_pos * n_neg)
-    tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv)
-    runs = walk._walk(neg, 0, tol, shift, s, sp, inv, c, counts)
+    scale = table[0] if loss == "ndcg" else 0.0
+    tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
+    runs = walk._walk(neg, 0, tol, shift, s, sp, inv, c, counts, kind, walk._inverse_log_table(s.size + 2), scale)
     assert runs.shape[0] > 0  # the closing step is exercised
-    _exact(s, y)
+    _exact(s, y, loss)
 
 
-def test_walk_is_the_default_for_ap_with_many_positives_only():
+def test_inverse_log_table_is_what_best_rank_computes():
+    from math import log2
+
+    t = walk._inverse_log_table(5_000)
+    m = np.arange(2, 5_000)
+    np.testing.assert_array_equal(t[m], [1.0 / log2(float(v)) for v in m])
+    assert walk._inverse_log_table(10) is t  # kept and reused
+
+
+def test_walk_is_the_default_with_many_positives_only():
     from ssvm.losses.qs import _use_walk
-    from ssvm.losses.rank_losses import KIND_AP, KIND_NDCG_LOG2
+    from ssvm.losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE
 
     assert _use_walk(KIND_AP, 20, 1000) and not _use_walk(KIND_AP, 19, 1000)
-    assert not _use_walk(KIND_NDCG_LOG2, 500, 1000)
-    with pytest.raises(ValueError, match="AP only"):
-        from ssvm.losses import NDCGLoss
-
-        qs_oracle(np.zeros(4), np.array([True, False, True, False]), NDCGLoss(), _walk=True)
+    assert _use_walk(KIND_NDCG_LOG2, 50, 1000) and not _use_walk(KIND_NDCG_LOG2, 49, 1000)
+    assert not _use_walk(KIND_SUM_TABLE, 500, 1000)
+    with pytest.raises(ValueError, match="AP and NDCG"):
+        qs_oracle(np.zeros(4), np.array([True, False, True, False]), NDCGLoss(discount="chakrabarti"), _walk=True)
