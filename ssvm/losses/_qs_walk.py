@@ -69,21 +69,16 @@ def _pack(bits_of, y, shift, pos, neg):
 
 
 @njit(cache=True)
-def _repair(keys, scores, shift):
-    """Put sorted keys in exact (−score, index) order: keys whose high bits tie come sorted by
-    index and are reordered by their scores (in place; rare)."""
+def _repair_run(keys, a, scores, shift):
+    """If a run of keys with the same high bits starts at ``a`` (sorted by index, as the sort left
+    it), put it in exact (−score, index) order; returns the run's end."""
     n = keys.size
     sh = np.uint64(shift)
     low = (np.uint64(1) << sh) - np.uint64(1)
-    t = 1
-    while t < n:
-        if (keys[t] ^ keys[t - 1]) >> sh:
-            t += 1
-            continue
-        a = t - 1
-        b = t + 1
-        while b < n and not (keys[b] ^ keys[a]) >> sh:
-            b += 1
+    b = a + 1
+    while b < n and not (keys[b] ^ keys[a]) >> sh:
+        b += 1
+    if b - a > 1:
         vals = np.empty(b - a)
         ordered = True  # by (−score, index): the run is sorted by index already
         for q in range(b - a):
@@ -94,7 +89,20 @@ def _repair(keys, scores, shift):
             order = np.argsort(-vals, kind="mergesort")  # stable: ties keep the index order
             for q in range(b - a):
                 keys[a + q] = run[order[q]]
-        t = b + 1
+    return b
+
+
+@njit(cache=True)
+def _repair(keys, scores, shift):
+    """Put sorted keys in exact (−score, index) order: keys whose high bits tie (scores equal or a
+    few ulps apart) come sorted by index and are reordered by their scores (in place; rare)."""
+    sh = np.uint64(shift)
+    t = 1
+    while t < keys.size:
+        if (keys[t] ^ keys[t - 1]) >> sh:
+            t += 1
+        else:
+            t = _repair_run(keys, t - 1, scores, shift) + 1
 
 
 @njit(cache=True)
@@ -135,8 +143,7 @@ def _sorted_keys(scores, y, n_pos):
     pos.sort()
     neg.sort()
     _repair(pos, scores, shift)
-    _repair(neg, scores, shift)
-    return pos, neg, shift
+    return pos, neg, shift  # the walk repairs the negatives' runs as it meets them
 
 
 def packed_order(scores, y):
@@ -154,6 +161,7 @@ def packed_order(scores, y):
         Sorted scores and original indices of the positives, then of the negatives.
     """
     pos, neg, shift = _sorted_keys(scores, y, int(np.count_nonzero(y)))
+    _repair(neg, scores, shift)
     return (*_unpack(pos, scores, shift), *_unpack(neg, scores, shift))
 
 
@@ -177,10 +185,10 @@ def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, kind, lt, scale):
     after, NDCG's rises everywhere, so on a segment [b, e] past the fall it is at most d_j(e)."""
     for k in range(lo, n_pos + 1):
         d = _loss_part(kind, lt, scale, n_pos, k, j)
-        if (sp[k - 1] - s_hi) * inv + d >= 0.0:
-            continue
         step = (sp[k - 1] - s_lo) * inv + d  # >= the step at s
         if step >= 0.0:
+            if (sp[k - 1] - s_hi) * inv + d >= 0.0:  # <= the step at s
+                continue
             return 0
         if step >= -tol:
             return -k
@@ -226,8 +234,12 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
     r = 1  # a lower bound of the next opt (any, for the first: Observation 4)
     n_runs = 0
     prev_open = False
-    for t in range(neg.size):
+    n = neg.size
+    for t in range(n):
         key = neg[t]
+        if t + 1 < n and not (neg[t + 1] ^ key) >> sh and (t == 0 or (neg[t - 1] ^ key) >> sh):
+            _repair_run(neg, t, scores, shift)  # keys whose high bits tie: exact order first
+            key = neg[t]
         i = np.int64(key & low)
         k_hi = ~(key & ~low)  # ascending keys of the ends of the score's interval
         k_lo = ~(key | low)
