@@ -42,9 +42,10 @@ from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 __all__ = ["walk_oracle_core", "packed_order"]
 
 _EPS = 2.220446049250313e-16
-_NORMAL = 1e-290  # an interval end closer to 0 (−0.0 … subnormal: slow arithmetic) or beyond _HUGE
-_HUGE = 1e300  # (or not a number) is not used: the exact score is
-
+# a key's interval is not used when an end is closer to 0 than _NORMAL (−0.0 or subnormal: slow
+# arithmetic), beyond _HUGE or not a number: the exact score is
+_NORMAL = 1e-290
+_HUGE = 1e300
 
 
 @njit(cache=True)
@@ -132,7 +133,8 @@ def _key_buffer(n):
 
 
 def _sorted_keys(scores, y, n_pos):
-    """Packed keys of the positives and of the negatives, each sorted in (−score, index) order."""
+    """Packed keys of the positives, in exact (−score, index) order, and of the negatives, sorted by
+    key (runs of tied high bits still by index: the walk repairs them as it meets them)."""
     shift = max(int(scores.size - 1).bit_length(), 1)
     buf = _key_buffer(scores.size + 2)
     pos = buf[:n_pos + 1]
@@ -143,7 +145,7 @@ def _sorted_keys(scores, y, n_pos):
     pos.sort()
     neg.sort()
     _repair(pos, scores, shift)
-    return pos, neg, shift  # the walk repairs the negatives' runs as it meets them
+    return pos, neg, shift
 
 
 def packed_order(scores, y):
@@ -216,8 +218,8 @@ def _tolerance(s_top, s_bottom, shift, sp, inv, loss_bound):
 
 
 @njit(cache=True)
-def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
-    """The walk over sorted negative keys of orders off + 1, off + 2, ...: writes c and counts for
+def _walk(neg, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
+    """The walk over the sorted negative keys (orders 1, 2, ...): writes c and counts for
     every certified negative and returns the runs of uncertified ones (first position, end, lower
     and upper bound of their opts).
 
@@ -231,7 +233,7 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
     as_float = buf.view(np.float64)
     runs = np.empty(((neg.size + 1) // 2, 4), dtype=np.int64)  # runs are separated: at most half
     top = n_pos + 1
-    r = 1  # a lower bound of the next opt (any, for the first: Observation 4)
+    r = 1  # a lower bound of the next opt (Observation 4)
     n_runs = 0
     prev_open = False
     n = neg.size
@@ -247,7 +249,7 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
         buf[1] = k_hi ^ sign if k_hi & sign else ~k_hi
         s_lo = as_float[0]
         s_hi = as_float[1]
-        j = off + t + 1
+        j = t + 1
         o = 0
         if _NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < _HUGE:  # no subnormal, inf or NaN end
             o = _walk_rank(s_lo, s_hi, j, r, sp, inv, n_pos, tol, kind, lt, scale)
@@ -261,11 +263,11 @@ def _walk(neg, off, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
                 runs[n_runs - 1, 3] = o
         else:
             if not prev_open:
-                runs[n_runs, 0] = off + t
+                runs[n_runs, 0] = t
                 runs[n_runs, 2] = -o
                 runs[n_runs, 3] = top
                 n_runs += 1
-            runs[n_runs - 1, 1] = off + t + 1
+            runs[n_runs - 1, 1] = t + 1
         prev_open = o < 0
         r = abs(o)
     return runs[:n_runs]
@@ -301,7 +303,7 @@ def _walk_core(pos, neg, shift, scores, c, kind, table, lt):
     tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv,
                      scale if kind == KIND_NDCG_LOG2 else 1.0 / n_pos)
     counts = np.zeros(n_pos + 1, dtype=np.int64)
-    runs = _walk(neg, 0, tol, shift, scores, sp, inv, c, counts, kind, lt, scale)
+    runs = _walk(neg, tol, shift, scores, sp, inv, c, counts, kind, lt, scale)
     _close(runs, neg, shift, scores, sp, inv, c, counts, kind, table)
     positive_coefficients(c, counts, pos_ids, n_pos, inv)
     return counts

@@ -154,7 +154,7 @@ def test_uncertified_runs_are_closed_exactly(loss):
     inv = 2.0 / (n_pos * n_neg)
     scale = table[0] if loss == "ndcg" else 0.0
     tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
-    runs = walk._walk(neg, 0, tol, shift, s, sp, inv, c, counts, kind, walk._inverse_log_table(s.size + 2), scale)
+    runs = walk._walk(neg, tol, shift, s, sp, inv, c, counts, kind, walk._inverse_log_table(s.size + 2), scale)
     assert runs.shape[0] > 0  # the closing step is exercised
     _exact(s, y, loss)
 
