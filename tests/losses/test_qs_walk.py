@@ -3,8 +3,10 @@ numpy's stable argsort, and the walk against the exhaustive oracle, the sorting 
 chakrabarti) and the grid path, bit for bit, on ties, one positive or negative, P ≫ N, extreme
 scales and scores that the truncated keys cannot separate."""
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from losses_twins import random_query
 
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
@@ -156,6 +158,20 @@ def test_uncertified_runs_are_closed_exactly(loss):
     tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
     runs = walk._walk(neg, tol, shift, s, sp, inv, c, counts, kind, walk._inverse_log_table(s.size + 2), scale)
     assert runs.shape[0] > 0  # the closing step is exercised
+    _exact(s, y, loss)
+
+
+_SCORE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 1.0 + 2.0 ** -52, 5e-324, -5e-324, 1e300, -1e300]),
+                   st.floats(-1e6, 1e6, allow_nan=False), st.integers(-3, 3).map(float))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_SCORE, st.booleans()), min_size=2, max_size=60), st.sampled_from(["ap", "ndcg"]))
+def test_walk_equals_the_baseline_on_adversarial_scores(pairs, loss):
+    """Hypothesis: signed zeros, subnormals, ±1e300, one-ulp neighbours and heavy ties."""
+    s = np.array([v for v, _ in pairs])
+    y = np.array([b for _, b in pairs])
+    y[0], y[1] = True, False
     _exact(s, y, loss)
 
 
