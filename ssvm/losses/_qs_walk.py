@@ -1,4 +1,4 @@
-"""QS with many positives (AP: P ≥ N / 50, NDCG: P ≥ N / 20): one sort, then one monotone walk.
+"""QS with many positives (P ≥ N / 50, AP and NDCG): one sort, then one monotone walk.
 
 With many positives the score grid of :mod:`ssvm.losses.qs` needs millions of bins and its cost is
 cache misses, not arithmetic.  Here instead:
@@ -16,7 +16,11 @@ cache misses, not arithmetic.  Here instead:
    AP d_j(k) = −k / (P (k+j−1)(k+j)) falls up to k = j − 1, so the steps k0..j never rise (the
    first losing one covers them) and the segments start at j + 1.  The certificate holds with a
    margin well above the rounding error, so the walk returns exactly what :func:`best_rank`
-   returns; it takes O(1) steps and O(log P) bounds per negative.
+   returns; it takes O(1) steps and O(log P) bounds per negative.  NDCG, whose tail needs the
+   segments for almost every negative, reuses the last certificate while its margin lasts: a
+   later negative (first losing step at or past the certified one's) shares its segments, whose
+   bounds grow by at most (s − s')·2/(PN) in the score part and, h(m) = 1/log2(m+1) − 1/log2(m)
+   being concave, by at most (j' − j)(h(k+j) − h(k+j−1)) in the loss part.
    The walk reads each negative's score from its key, which pins it to an interval of 2^shift
    ulps; a computed step never rises with the score (every rounding is monotone), so the steps at
    the interval's ends bound it exactly, and the exact score is read only when they disagree.
@@ -183,8 +187,9 @@ def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, kind, lt, scale):
     decide a step (see the module docstring).
 
     A computed step never rises with s (every rounding is monotone), so the steps at s_hi and s_lo
-    bound the step at s exactly.  The tail bound: AP's loss part falls up to k = j − 1 and rises
-    after, NDCG's rises everywhere, so on a segment [b, e] past the fall it is at most d_j(e)."""
+    bound the step at s exactly.  For NDCG the first losing step k comes back as k + P + 2: its
+    tail is certified by the caller (:func:`_tail_worst`, with a certificate reused from negative to
+    negative)."""
     for k in range(lo, n_pos + 1):
         d = _loss_part(kind, lt, scale, n_pos, k, j)
         step = (sp[k - 1] - s_lo) * inv + d  # >= the step at s
@@ -194,14 +199,30 @@ def _walk_rank(s_lo, s_hi, j, lo, sp, inv, n_pos, tol, kind, lt, scale):
             return 0
         if step >= -tol:
             return -k
-        b = max(k, j + 1) if kind == KIND_AP else k + 1  # AP: steps k..j never rise
-        while b <= n_pos:
-            e = min(2 * b if kind == KIND_AP else b + 2 * (b - k), n_pos)
-            if (sp[b - 1] - s_lo) * inv + _loss_part(kind, lt, scale, n_pos, e, j) >= -tol:
-                return -k
-            b = e + 1
-        return k
+        if kind != KIND_AP:
+            return k + n_pos + 2
+        return k if _tail_worst(s_lo, j, k, sp, inv, n_pos, tol, kind, lt, scale) < -tol else -k
     return n_pos + 1
+
+
+@njit(cache=True, inline="always")
+def _tail_worst(s_lo, j, k, sp, inv, n_pos, tol, kind, lt, scale):
+    """The largest bound on the steps after k (the first losing step of a score >= s_lo at order
+    j), or one >= −tol as soon as a segment's is (no certificate).
+
+    The loss part d_j rises on the tail — AP's falls up to k = j − 1 and rises after (the steps
+    k..j never rise: the first losing one covers them), NDCG's rises everywhere — so on a segment
+    [b, e] of it every step is at most (sp[b] − s_lo)·2/(PN) + d_j(e)."""
+    b = max(k, j + 1) if kind == KIND_AP else k + 1
+    worst = -np.inf
+    while b <= n_pos:
+        e = min(2 * b if kind == KIND_AP else b + 2 * (b - k), n_pos)
+        bound = (sp[b - 1] - s_lo) * inv + _loss_part(kind, lt, scale, n_pos, e, j)
+        if bound >= -tol:
+            return bound
+        worst = max(worst, bound)
+        b = e + 1
+    return worst
 
 
 @njit(cache=True)
@@ -231,6 +252,8 @@ def _walk(neg, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
     sign = np.uint64(1) << np.uint64(63)
     buf = np.empty(2, dtype=np.uint64)
     as_float = buf.view(np.float64)
+    # NDCG's last tail certificate: its s_lo, order, first losing step, margin, growth bound
+    cert_s, cert_j, cert_k, cert_m, cert_g = 0.0, 0, n_pos + 1, -1.0, 0.0
     runs = np.empty(((neg.size + 1) // 2, 4), dtype=np.int64)  # runs are separated: at most half
     top = n_pos + 1
     r = 1  # a lower bound of the next opt (Observation 4)
@@ -254,8 +277,18 @@ def _walk(neg, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
         if _NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < _HUGE:  # no subnormal, inf or NaN end
             o = _walk_rank(s_lo, s_hi, j, r, sp, inv, n_pos, tol, kind, lt, scale)
         if o == 0:  # undecided on the interval: the exact score
-            s = scores[i]
-            o = _walk_rank(s, s, j, r, sp, inv, n_pos, tol, kind, lt, scale)
+            s_lo = scores[i]
+            o = _walk_rank(s_lo, s_lo, j, r, sp, inv, n_pos, tol, kind, lt, scale)
+        if o > top:  # NDCG: the first losing step k, its tail not yet certified
+            o -= top + 1
+            if not (o >= cert_k and (cert_s - s_lo) * inv + (j - cert_j) * cert_g < cert_m):
+                worst = _tail_worst(s_lo, j, o, sp, inv, n_pos, tol, kind, lt, scale)
+                if worst >= -tol:
+                    o = -o
+                elif o + j >= 3:
+                    cert_s, cert_j, cert_k = s_lo, j, o
+                    cert_m = 0.5 * (-tol - worst) if worst > -np.inf else 0.0
+                    cert_g = 2.0 * abs((lt[o + j + 1] - 2.0 * lt[o + j] + lt[o + j - 1]) * scale)
         if o > 0:
             counts[o - 1] += 1
             c[i] = (top - o) * inv

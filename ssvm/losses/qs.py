@@ -2,7 +2,7 @@
 
 One kernel serves every QS-suitable loss (AP, NDCG, user losses): the loss only enters through its
 discrete derivative ``loss_step(kind, table, ...)``.  The negatives are never sorted — except for
-many positives (AP: P ≥ N / 50, NDCG: P ≥ N / 20), where one packed-key sort and a certified
+AP and NDCG with many positives (P ≥ N / 50), where one packed-key sort and a certified
 monotone walk (:mod:`ssvm.losses._qs_walk`) beat the grid below, whose bins then outgrow the caches.
 
 Algorithm 1 sorts the positives only (O(P log P)).  Algorithm 2 (``_qs_recursion.opt_ranks``)
@@ -60,7 +60,7 @@ _LO_SAMPLE = 4096
 _MAX_BINS = 1 << 22
 _NARROW = 8
 _BATCH_MAX = 4096  # qs_batch runs queries up to this size in its compiled loop
-_WALK_RATIO = {KIND_AP: 50, KIND_NDCG_LOG2: 20}  # P >= N / ratio: the sort-and-walk path
+_WALK_RATIO = 50  # AP and NDCG (log2) with P >= N / 50 take the sort-and-walk path
 _SWEEP_MAX = 32  # narrow bins with at most this many order-dependent negatives sort and sweep them
 
 
@@ -514,10 +514,9 @@ def _resolve_uncertain(vals, ids, keys, b0, m, j0, o, hist_u, sp, kind, table, n
 
 
 def _use_walk(kind, n_pos, n_neg):
-    """Whether the certified walk (:mod:`._qs_walk`) beats the grid: AP with at least N / 50
-    positives, NDCG (log2) with at least N / 20 (measured crossovers, N = 3·10^3 .. 10^6)."""
-    ratio = _WALK_RATIO.get(kind)
-    return ratio is not None and n_pos * ratio >= n_neg
+    """Whether the certified walk (:mod:`._qs_walk`) beats the grid: AP or NDCG (log2) with at
+    least N / 50 positives (the measured crossover, N = 3·10^3 .. 10^6, is near 1–2%)."""
+    return kind in (KIND_AP, KIND_NDCG_LOG2) and n_pos * _WALK_RATIO >= n_neg
 
 
 def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True, _walk=None):
@@ -535,8 +534,7 @@ def qs_oracle(scores, y, loss, *, _n_bins=None, _narrow=True, _walk=None):
         Private, for tests: False sends every open bin to Algorithm 2 (no thresholds).
     _walk : bool, optional
         Private, for tests: force (True; AP and NDCG-log2 only) or forbid (False) the sort-and-walk
-        path taken by default when P ≥ N / 50 (AP) or N / 20 (NDCG).  ``_n_bins`` or ``_narrow``
-        imply the grid.
+        path taken by default when P ≥ N / 50.  ``_n_bins`` or ``_narrow`` imply the grid.
 
     Returns
     -------
