@@ -6,7 +6,8 @@ the coefficients of Ψ(X, R̂) − Ψ(X, R*) per sample and the loss of the maxi
 
 Losses: ``"ap"``, ``"ndcg"`` (QS-suitable, served by one generic QS kernel), ``"zero_one"``,
 ``"precision_at_k"``, or a user :class:`QSLoss` object.  Oracles: ``"qs"`` (Mohapatra et al.,
-O(N log P)), ``"yue"`` / ``"chakrabarti"`` (sort everything, O(PN + N log N)), ``"search"``
+O(N log P); for AP and NDCG with P ≥ N/50 one packed-key sort and a certified walk instead),
+``"yue"`` / ``"chakrabarti"`` (sort everything, O(PN + N log N)), ``"search"``
 (Algorithm 3), ``"dp"`` (Song et al., also the loss-diminished direction via
 :func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``.
 """
