@@ -288,7 +288,10 @@ def _walk(neg, tol, shift, scores, sp, inv, c, counts, kind, lt, scale):
                 elif o + j >= 3:
                     cert_s, cert_j, cert_k = s_lo, j, o
                     cert_m = 0.5 * (-tol - worst) if worst > -np.inf else 0.0
-                    cert_g = 2.0 * abs((lt[o + j + 1] - 2.0 * lt[o + j] + lt[o + j - 1]) * scale)
+                    # h(k+j) − h(k+j−1), doubled, plus the rounding of the difference (which, for
+                    # huge k + j, is as large as the difference itself)
+                    cert_g = (2.0 * abs(lt[o + j + 1] - 2.0 * lt[o + j] + lt[o + j - 1])
+                              + 8.0 * _EPS * lt[o + j - 1]) * scale
         if o > 0:
             counts[o - 1] += 1
             c[i] = (top - o) * inv
