@@ -39,7 +39,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from ._qs_recursion import chain_opts
+from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
@@ -325,8 +325,7 @@ def _close(runs, neg, shift, scores, sp, inv, c, counts, kind, table):
         ranks = np.empty(b - a, dtype=np.int64)
         chain_opts(vals, np.arange(a + 1, b + 1), runs[q, 2], runs[q, 3], sp, inv, kind, table, n_pos, ranks)
         for t in range(b - a):
-            counts[ranks[t] - 1] += 1
-            c[ids[t]] = (n_pos + 1 - ranks[t]) * inv
+            assign_block(ids, t, t + 1, ranks[t], c, counts, n_pos, inv)
 
 
 @njit(cache=True)
@@ -365,7 +364,7 @@ def _inverse_log_table(n):
     return _INVERSE_LOGS
 
 
-def walk_oracle_core(scores, y, c, kind, table):
+def walk_oracle_core(scores, y, n_pos, c, kind, table):
     """QS by one sort and a certified monotone walk, for AP and NDCG (log2 discount); fills ``c``
     and returns the ± pattern.
 
@@ -374,6 +373,8 @@ def walk_oracle_core(scores, y, c, kind, table):
     scores : ndarray of float64, shape (n,)
         Finite scores of one query with a positive and a negative.
     y : ndarray of bool, shape (n,)
+    n_pos : int
+        The number of positives, ``count_nonzero(y)`` (the caller has it already).
     c : ndarray of float64, shape (n,)
         Output: the coefficients of Ψ(X, R̂) − Ψ(X, R*) (every entry is written).
     kind : int
@@ -389,7 +390,6 @@ def walk_oracle_core(scores, y, c, kind, table):
     if kind not in (KIND_AP, KIND_NDCG_LOG2):
         raise ValueError("the walk serves AP and NDCG (log2) only")
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    n_pos = int(np.count_nonzero(y))
     pos, neg, shift = _sorted_keys(scores, y, n_pos)
     lt = _inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
     return _walk_core(pos, neg, shift, scores, c, kind, np.asarray(table, dtype=np.float64), lt)

@@ -555,7 +555,7 @@ def _qs_into(scores, y, loss, c, n_bins=None, narrow=True, walk=None):
     if walk is None:
         walk = n_bins is None and narrow and _use_walk(kind, n_pos, n_neg)
     if walk:
-        return float(loss.value(walk_oracle_core(scores, y, c, kind, table)))
+        return float(loss.value(walk_oracle_core(scores, y, n_pos, c, kind, table)))
     sp, pos_ids = sorted_positives(scores, y)
     counts = _qs_prepared(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64),
                           loss.nonincreasing(n_pos, n_neg), _NARROW if narrow else 0,
