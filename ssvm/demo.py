@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm._experiments.metrics import evaluate_model
-from ssvm._experiments.model_selection import DEMO_MODELS, fit_model, select_C
+from ssvm._experiments.model_selection import DEMO_MODELS, evaluate_model, fit_model, select_C
 from ssvm._experiments.oracle_timing import (
     oracle_time_rows,
     record_training_scores,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, ndcg_score
 
-from ssvm._experiments.metrics import evaluate_model, ranking_metrics
+from ssvm._experiments.model_selection import evaluate_model
 from ssvm._experiments.oracle_timing import RecordingOracle, oracle_time_rows, time_oracles
 from ssvm._experiments.plots import history_curve
 from ssvm._experiments.tables import format_table
@@ -42,40 +42,7 @@ def test_format_table_rejects_empty():
         format_table([])
 
 
-# ---------------------------------------------------------------- ranking_metrics
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 40), st.integers(0, 10_000))
-def test_ranking_metrics_match_sklearn_without_ties(n, seed):
-    rng = np.random.default_rng(seed)
-    scores = rng.permutation(n).astype(float) * rng.choice([1e-9, 1.0, 1e9])
-    relevant = rng.random(n) < 0.4
-    relevant[0], relevant[1] = True, False  # at least one of each
-    m = ranking_metrics(scores, relevant)
-    assert m["queries"] == 1
-    assert m["AP"] == pytest.approx(average_precision_score(relevant, scores), abs=1e-12)
-    assert m["NDCG"] == pytest.approx(ndcg_score([relevant], [scores]), abs=1e-12)
-
-
-def test_ranking_metrics_by_query_skips_degenerate_queries():
-    scores = np.array([3.0, 2.0, 1.0, 5.0, 4.0, 0.5, 0.1])
-    relevant = np.array([False, True, False, True, False, True, True])
-    qid = np.array([7, 7, 7, 2, 2, 9, 9])  # query 9 has no irrelevant sample
-    m = ranking_metrics(scores, relevant, qid)
-    assert m["queries"] == 2
-    # query 7: the relevant one is 2nd -> AP 1/2; query 2: relevant first -> AP 1
-    assert m["AP"] == pytest.approx(0.75)
-    assert m["NDCG"] == pytest.approx((1 / np.log2(3) + 1.0) / 2)
-
-
-def test_ranking_metrics_errors():
-    with pytest.raises(ValueError, match="equal length"):
-        ranking_metrics([1.0, 2.0], [True])
-    with pytest.raises(ValueError, match="qid"):
-        ranking_metrics([1.0, 2.0], [True, False], qid=[1])
-    with pytest.raises(ValueError, match="no query"):
-        ranking_metrics([1.0, 2.0], [True, True])
-
-
+# ---------------------------------------------------------------- evaluate_model
 def test_evaluate_model_one_vs_rest_is_mean_over_classes():
     class Fixed:
         classes_ = np.array(["a", "b", "c"])
