@@ -23,7 +23,7 @@ from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
 from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
-from ssvm.metrics import accuracy_threshold, one_vs_rest_score, ranking_score
+from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
 
@@ -416,17 +416,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         return one_vs_rest_score(y, scores, self.classes_, **options)
 
 
-def _is_loss(loss, name):
-    return isinstance(loss, str) and loss == name
-
-
 def _plain(value):
     """A numpy scalar as the Python value it holds (so messages show ``1.0``, not ``np.float64(1.0)``)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _loss_label(loss):
-    return loss if isinstance(loss, str) else type(loss).__name__
 
 
 def _training_problem(X, target, queries, oracle, *, fit_intercept, n_jobs):

@@ -208,7 +208,7 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None
     values = []
     for q in resolve_queries(y_score.shape[0], qid=qid):
         g = grades[q]
-        if _is_name(loss, "zero_one"):
+        if _is_loss(loss, "zero_one"):
             values.append(float(np.mean((y_score[q] > 0) == (g > 0))))
         elif (g.min() < g.max()) if graded else (0 < np.count_nonzero(g > 0) < g.shape[0]):
             values.append(per_query(y_score[q], g))
@@ -217,17 +217,17 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None
 
 def _per_query_function(loss, gains, k, grades):
     """``f(scores, grades) -> score`` of one counted query; ValueError on options the loss ignores."""
-    if not (isinstance(loss, QSLoss) or loss in _BINARY_LOSSES or _is_name(loss, "zero_one")):
+    if not (isinstance(loss, QSLoss) or loss in _BINARY_LOSSES or _is_loss(loss, "zero_one")):
         raise ValueError(f"unknown loss {loss!r}; choose from {_BINARY_LOSSES + ('zero_one',)} "
                          "or pass a QSLoss instance.")
     if gains not in GAINS:
         raise ValueError(f"gains must be one of {GAINS}; got {gains!r}.")
     if gains != "binary" and not _is_ndcg(loss):
-        raise ValueError(f"gains={gains!r} applies to NDCG only; loss {_label(loss)!r} is binary.")
+        raise ValueError(f"gains={gains!r} applies to NDCG only; loss {_loss_label(loss)!r} is binary.")
     if k is not None:
-        if not (_is_ndcg(loss) or _is_name(loss, "precision_at_k")):
+        if not (_is_ndcg(loss) or _is_loss(loss, "precision_at_k")):
             raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
-                             f"{_label(loss)!r} does not use it.")
+                             f"{_loss_label(loss)!r} does not use it.")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an integer >= 1; got {k!r}.")
     if gains != "binary" and np.any(grades < 0):
@@ -236,7 +236,7 @@ def _per_query_function(loss, gains, k, grades):
         gain = {"binary": lambda g: (g > 0).astype(np.float64), "linear": lambda g: g,
                 "exponential": lambda g: np.exp2(g) - 1.0}[gains]
         return lambda s, g: _ndcg(s, gain(g), k)
-    params = {"k": 10 if k is None else int(k)} if _is_name(loss, "precision_at_k") else {}
+    params = {"k": 10 if k is None else int(k)} if _is_loss(loss, "precision_at_k") else {}
     return lambda s, g: 1.0 - ranking_loss(s, g > 0, loss=loss, **params)
 
 
@@ -304,13 +304,15 @@ def accuracy_threshold(scores, relevant):
     return float(t if lo <= t < hi else lo)
 
 
-def _is_name(loss, name):
+def _is_loss(loss, name):
+    """Whether ``loss`` (a name or a loss object) is the loss called ``name``."""
     return isinstance(loss, str) and loss == name
 
 
-def _is_ndcg(loss):
-    return _is_name(loss, "ndcg")
-
-
-def _label(loss):
+def _loss_label(loss):
+    """A loss's name, or its class name for a loss object (for messages)."""
     return loss if isinstance(loss, str) else type(loss).__name__
+
+
+def _is_ndcg(loss):
+    return _is_loss(loss, "ndcg")
