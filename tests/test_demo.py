@@ -6,9 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from sklearn.metrics import average_precision_score, ndcg_score
+from sklearn.metrics import average_precision_score
 
 from ssvm._experiments.model_selection import evaluate_model
 from ssvm._experiments.oracle_timing import RecordingOracle, oracle_time_rows, time_oracles

@@ -105,8 +105,8 @@ def test_graded_ndcg_matches_the_slow_twin(data, k):
         for gains, gain in [("linear", float), ("exponential", lambda x: 2.0 ** x - 1.0),
                             ("binary", lambda x: float(x > 0))]:
             counts = both_classes if gains == "binary" else several_grades
-            expected = slow_mean(lambda g, s: slow_ndcg([gain(x) for x in g], s, k), grades,
-                                 scores, qid, counts)
+            expected = slow_mean(lambda g, s, gain=gain: slow_ndcg([gain(x) for x in g], s, k),
+                                 grades, scores, qid, counts)
             compare(mean_ndcg(grades, scores, qid=qid, gains=gains, k=k), expected)
 
 
