@@ -357,7 +357,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- score
 
-    def score(self, X, y, qid=None, gains="binary"):
+    def score(self, X, y, qid=None, gains="binary", sample_weight=None):
         """One minus the mean task loss of the ranking by ``decision_function``.
 
         Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
@@ -379,6 +379,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         gains : {"binary", "linear", "exponential"}, default="binary"
             Gains of the NDCG (``loss="ndcg"`` only): binary, as trained, or graded —
             ``y`` or ``2**y - 1`` (see :func:`ssvm.metrics.mean_ndcg`).
+        sample_weight : None
+            Not supported (a ValueError if given): per-query measures weigh queries equally.
+            The argument exists so that ``Pipeline.score`` works with metadata routing.
 
         Returns
         -------
@@ -387,6 +390,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             score (``"zero_one"``: the multi-class accuracy of ``predict``). NaN, with a
             warning, if no query counts.
         """
+        if sample_weight is not None:
+            raise ValueError("RankSVM.score does not take sample_weight: its per-query measures "
+                             "weigh every query equally.")
         scores = self.decision_function(X)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != scores.shape[0]:

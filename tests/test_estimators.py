@@ -305,6 +305,16 @@ def test_grid_search_metadata_routing_scores_per_query():
         default.fit(X, rel, qid=qid, groups=qid)
     np.testing.assert_array_equal(default.cv_results_["mean_test_score"],
                                   grid.cv_results_["mean_test_score"])
+    # the same inside a Pipeline (the scaler ignores qid; the pipeline routes it to RankSVM)
+    with config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(with_mean=False, with_std=False),
+                             RankSVM(tol=1e-2, max_iter=100))
+        piped = GridSearchCV(pipe, {"ranksvm__C": [0.1, 10.0]}, cv=cv)
+        piped.fit(X, rel, qid=qid, groups=qid)
+    np.testing.assert_allclose(piped.cv_results_["mean_test_score"],
+                               grid.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="does not take sample_weight"):
+        grid.best_estimator_.score(X, rel, qid=qid, sample_weight=np.ones(len(rel)))
     # the fold score is the per-query score of a model trained with the fold's queries
     train, test = next(cv.split(X, rel, groups=qid))
     ref = RankSVM(C=0.1, tol=1e-2, max_iter=100).fit(X[train], rel[train], qid=qid[train])
