@@ -1,8 +1,8 @@
 """Shared helpers of the experiment scripts: command line, tables, JSON, plots, data, timing.
 
 Every script takes ``--quick`` (the smoke-test size, seconds), ``--json PATH`` (results as JSON),
-``--plot DIR`` (PNG figures; matplotlib imported only then) and ``--seed``, prints its tables to
-stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
+``--plot DIR`` (PNG figures; matplotlib imported only then, and checked before any work) and
+``--seed``, prints its tables to stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
 :mod:`ssvm._experiments`, shared with ``ssvm demo``.
 """
 
@@ -17,14 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm._experiments.plots import pyplot
+from ssvm._experiments.plots import matplotlib_missing, pyplot
 from ssvm._experiments.tables import format_table
 
 __all__ = [
-    "LETOR_DIR",
     "emit",
     "format_table",
-    "load_letor_split",
     "machine_info",
     "make_parser",
     "pyplot",
@@ -33,9 +31,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("scripts")
-
-#: the LETOR sample beside the repository (``<repo>/../shared/data/letor_sample``)
-LETOR_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "letor_sample"
 
 
 def make_parser(doc):
@@ -62,7 +57,10 @@ def make_parser(doc):
 
 
 def setup(parser, argv=None):
-    """Parse arguments and configure logging (stderr; the script's own steps at info).
+    """Parse arguments, check that ``--plot`` can work, and configure logging.
+
+    With ``--plot`` and no importable matplotlib the script stops here, before any work, with a
+    usage error that says what to install. Logging goes to stderr, the script's own steps at info.
 
     Parameters
     ----------
@@ -74,6 +72,8 @@ def setup(parser, argv=None):
     argparse.Namespace
     """
     args = parser.parse_args(argv)
+    if args.plot and (problem := matplotlib_missing()):
+        parser.error(problem)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
@@ -166,33 +166,3 @@ def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):
     X = rng.standard_normal((n_samples, n_features))
     X[y] += direction
     return X, y
-
-
-def load_letor_split(split, letor_dir=None):
-    """Load ``rank.<split>`` of the LETOR sample with query ids from its ``.query`` file.
-
-    Parameters
-    ----------
-    split : {"train", "test"}
-    letor_dir : path-like, optional
-        Default :data:`LETOR_DIR`.
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix of float64 (300 columns, the train file's width)
-    relevance : ndarray
-    qid : ndarray of int
-
-    Raises
-    ------
-    FileNotFoundError
-        If the LETOR sample is not there.
-    """
-    from ssvm.datasets import load_letor
-
-    root = Path(letor_dir) if letor_dir is not None else LETOR_DIR
-    path = root / f"rank.{split}"
-    if not path.exists():
-        raise FileNotFoundError(f"LETOR sample not found: {path}")
-    X, relevance, qid = load_letor(path, n_features=300)
-    return X, np.asarray(relevance), np.asarray(qid)
