@@ -23,6 +23,7 @@ from ssvm._experiments.tables import format_table
 __all__ = [
     "emit",
     "format_table",
+    "grouped_bars",
     "machine_info",
     "make_parser",
     "pyplot",
@@ -129,6 +130,23 @@ def emit(args, tables, payload):
         doc = {"machine": machine_info(), "quick": bool(args.quick), "seed": args.seed, **payload}
         Path(args.json).write_text(json.dumps(_jsonable(doc), indent=2), encoding="utf-8")
         logger.info("wrote %s", args.json)
+
+
+def grouped_bars(ax, labels, series):
+    """Draw one group of bars per label on ``ax``, one bar per series, and name the groups.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    labels : list of str
+        The groups, left to right.
+    series : dict
+        Legend name -> values, one per label.
+    """
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar(np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width, values, width, label=name)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=20, fontsize=8)
 
 
 def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):

@@ -113,15 +113,12 @@ def main(argv=None):
         plt = _common.pyplot()
         names = list(dict.fromkeys(r["data"] for r in rows))
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        width = 0.8 / len(MODELS)
-        for k, spec in enumerate(MODELS):
-            for ax, metric in zip(axes, ("test mean AP", "test mean NDCG")):
-                values = [next(r[metric] for r in rows if r["data"] == d and r["model"] == spec.name)
-                          for d in names]
-                ax.bar(np.arange(len(names)) + k * width, values, width, label=spec.name)
-                ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=20)
-                ax.set_ylabel(metric)
-                ax.set_ylim(0, 1)
+        for ax, metric in zip(axes, ("test mean AP", "test mean NDCG")):
+            _common.grouped_bars(ax, names, {
+                spec.name: [next(r[metric] for r in rows if r["data"] == d and r["model"] == spec.name)
+                            for d in names] for spec in MODELS})
+            ax.set_ylabel(metric)
+            ax.set_ylim(0, 1)
         axes[0].legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(f"{args.plot}/ranking_quality.png", dpi=100)

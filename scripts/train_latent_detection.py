@@ -58,7 +58,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import emit, format_table, make_parser, pyplot, setup  # noqa: E402
+from _common import emit, format_table, grouped_bars, make_parser, pyplot, setup  # noqa: E402
 
 logger = logging.getLogger("scripts")
 
@@ -479,12 +479,8 @@ def plot(payload, plot_dir):
     panels = (("classes", "test detection AP (VOC area rule)"), ("classes_image_ap", "test image-level AP"))
     classes = list(payload["classes"])
     fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(classes)), 4), sharey=True)
-    width = 0.8 / len(MODELS)
     for ax, (key, title) in zip(axes, panels):
-        for k, model in enumerate(MODELS):
-            ax.bar(np.arange(len(classes)) + (k - (len(MODELS) - 1) / 2) * width,
-                   [payload[key][name][model] for name in classes], width, label=model)
-        ax.set_xticks(np.arange(len(classes)), classes, rotation=20, fontsize=8)
+        grouped_bars(ax, classes, {model: [payload[key][name][model] for name in classes] for model in MODELS})
         ax.set_title(title)
         ax.set_ylim(0, 1)
     axes[0].legend(fontsize=8)
