@@ -7,7 +7,7 @@ experiments and the scripts:
   :func:`ssvm._queries.resolve_queries`, the one the estimators train with). Without ``qid``
   all rows form one query.
 * **Ranking.** Each query's rows are ranked by decreasing score; ties are broken by row order
-  (the first row ranks higher), as in training (DESIGN.md §1). scikit-learn's
+  (the first row ranks higher), as in training. scikit-learn's
   ``average_precision_score`` / ``ndcg_score`` treat ties differently; without ties they agree.
 * **Which queries count.** A query on which every ranking scores the same tells nothing about
   the model, so it is left out of the mean: for the binary measures (AP, binary-gain NDCG,

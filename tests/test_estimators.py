@@ -27,9 +27,7 @@ from ssvm.exceptions import DegenerateQueriesWarning, MissingQidWarning
 from ssvm.metrics import accuracy_threshold, mean_ndcg
 from ssvm.solvers import SOLVERS
 
-# the shared data folder beside the repository (SSVM_SHARED overrides it, e.g. in a worktree)
-SHARED = Path(os.environ.get("SSVM_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared"))
-LETOR = SHARED / "data" / "letor_sample"
+LETOR = Path(__file__).resolve().parents[1] / "ssvm" / "datasets" / "data" / "letor_sample"
 
 
 # ----------------------------------------------------------------------------- data
@@ -43,13 +41,11 @@ def cancer():
 
 @pytest.fixture(scope="module")
 def letor():
-    if not (LETOR / "rank.train").exists():
-        pytest.skip(f"LETOR sample not found at {LETOR}")
     from ssvm.datasets import load_letor, read_query_sizes
 
-    X, rel, qid = load_letor(LETOR / "rank.train")
+    X, rel, qid = load_letor(LETOR / "rank.train.gz")
     group = read_query_sizes(LETOR / "rank.train.query")
-    test = load_letor(LETOR / "rank.test", n_features=X.shape[1])
+    test = load_letor(LETOR / "rank.test.gz", n_features=X.shape[1])
     return X, rel, qid, group, test
 
 

@@ -1,4 +1,4 @@
-"""Latent AP-SVM: weakly supervised ranking over bags of candidate windows (DESIGN.md §4).
+"""Latent AP-SVM: weakly supervised ranking over bags of candidate windows.
 
 Each training *image* is a bag of candidate windows with features φ(x, h); only image-level labels
 are known.  An image's score is the score of its best window, s_i(w) = max_h w·φ(x_i, h), and the
@@ -6,7 +6,7 @@ are known.  An image's score is the score of its best window, s_i(w) = max_h w·
 
     J(w) = ½‖w‖² + C · H(s(w))
 
-where H is the structured hinge of the chosen loss (AP by default, DESIGN.md §1) evaluated on the
+where H is the structured hinge of the chosen loss (AP by default) evaluated on the
 ranking of the images (``negatives="best"``), or on the ranking of the positive images against every
 window of every negative image (``negatives="all"``, the QS paper's detection set-up, where the
 number of negatives is huge and an O(N log P) oracle matters).

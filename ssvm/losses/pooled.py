@@ -1,11 +1,11 @@
 """The max-pooled oracle of the latent AP-SVM: a negative *bag* enters the ranking as its best row.
 
-For the latent AP-SVM (DESIGN.md §4, ``negatives="best"``) every negative image is a bag of
+For the latent AP-SVM (``ssvm.LatentRankSVM``, ``negatives="best"``) every negative image is a bag of
 windows whose score is the best window's, ``max_h w·φ(x, h)``. The hinge is non-decreasing in a
 negative's score, so the max can be taken inside the loss-augmented inference: pool each bag to its
 best row, run the ranking oracle on the pooled scores, and put each bag's coefficient on its
 arg-max row. Then ``delta + scores @ c`` is the hinge of the pooled ranking and ``X.T @ c`` a
-subgradient of it, exactly as the oracle contract asks (DESIGN.md §1).
+subgradient of it, exactly as the oracle contract asks.
 """
 
 import numpy as np
