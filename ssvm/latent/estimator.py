@@ -398,16 +398,13 @@ class LatentRankSVM(BaseEstimator):
         boxes : list of ndarray of shape (m_i, 4), or ndarray of shape (n_windows, 4), optional
             The window boxes (x1, y1, x2, y2) aligned with the window features; may be omitted
             when ``bags`` is a :class:`ssvm.detection.WindowStore` (its ``boxes`` are used).
-        iou_threshold : float, default=0.3
-            A window is suppressed when its IoU with a higher-scoring kept window exceeds this.
-        max_per_image : int or None, default=None
-            Keep at most this many detections per image.
+        iou_threshold, max_per_image : float and int or None
+            As in :func:`ssvm.detection.nms_per_image` (defaults 0.3 and None).
 
         Returns
         -------
         detections : list of (ndarray of shape (k_i, 4), ndarray of shape (k_i,))
-            Per image, the kept boxes and their scores, by decreasing score
-            (:func:`ssvm.detection.nms_per_image`).
+            Per image, the kept boxes and their scores, by decreasing score.
         """
         check_is_fitted(self)
         if boxes is None:
