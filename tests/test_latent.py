@@ -8,19 +8,10 @@ from hypothesis import strategies as st
 from ssvm.latent import LatentRankSVM
 from ssvm.latent.bags import as_bags
 from ssvm.latent.convex import ConvexBound
-from ssvm.losses.pooled import max_pooled_oracle, segment_argmax
 from ssvm.losses import get_oracle
 
 
 # ------------------------------------------------------------------ slow, obviously-right twins
-def slowsegment_argmax(values, offsets):
-    out = []
-    for i in range(len(offsets) - 1):
-        segment = list(values[offsets[i]:offsets[i + 1]])
-        out.append(offsets[i] + segment.index(max(segment)))
-    return np.array(out)
-
-
 def slow_nms(boxes, scores, threshold):
     def iou(a, b):
         iw = min(a[2], b[2]) - max(a[0], b[0]) + 1
@@ -77,44 +68,7 @@ def make_bags(seed, n_images=16, d=6, max_windows=7):
     return bags, np.array(y)
 
 
-# ------------------------------------------------------------------ kernels
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(0, 2**32 - 1),
-       st.sampled_from([1e-9, 1.0, 1e9]))
-def test_segment_argmax_matches_slow_twin(sizes, seed, scale):
-    rng = np.random.default_rng(seed)
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    values = rng.integers(-2, 3, size=offsets[-1]).astype(np.float64) * scale  # many ties
-    np.testing.assert_array_equal(segment_argmax(values, offsets), slowsegment_argmax(values, offsets))
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**32 - 1),
-       st.sampled_from(["ap", "zero_one"]))
-def test_pooled_oracle_is_the_hinge_of_best_windows_and_a_subgradient(neg_sizes, n_pos, seed, loss):
-    rng = np.random.default_rng(seed)
-    neg_offsets = np.concatenate(([0], np.cumsum(neg_sizes))).astype(np.int64)
-    n = neg_offsets[-1] + n_pos
-    d = 3
-    X = rng.normal(size=(n, d))
-    y = np.concatenate((np.zeros(neg_offsets[-1], bool), np.ones(n_pos, bool)))
-    base = get_oracle(loss, "auto")
-
-    def pooled_hinge(w):
-        s = X @ w
-        neg = [s[a:b].max() for a, b in zip(neg_offsets[:-1], neg_offsets[1:])]
-        return hinge(np.concatenate((neg, s[neg_offsets[-1]:])), [False] * len(neg) + [True] * n_pos, loss)
-
-    w = rng.normal(size=d)
-    c, delta = max_pooled_oracle(X @ w, y, base=base, neg_offsets=neg_offsets)
-    assert c.shape == (n,)
-    assert delta + (X @ w) @ c == pytest.approx(pooled_hinge(w), abs=1e-9)
-    g = X.T @ c
-    for _ in range(10):  # H(w') >= H(w) + g·(w' - w): X.T @ c is a subgradient of the pooled hinge
-        w2 = rng.normal(size=d) * rng.choice([0.1, 1.0, 10.0])
-        assert pooled_hinge(w2) >= pooled_hinge(w) + g @ (w2 - w) - 1e-9
-
-
+# ------------------------------------------------------------------ bags and the convex bound
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 9))
 def test_chunked_window_means_and_scores_match_the_plain_ones(seed, chunk_rows):
