@@ -49,9 +49,8 @@ def check_relevance_grades(y, n_samples, name="y"):
             pass
     if y.dtype.kind not in "biuf":
         raise ValueError(
-            f"{name} must hold numeric relevance grades (y > 0 is relevant) when rows form "
-            f"queries; got dtype {y.dtype}. Encode the labels as numbers first, e.g. "
-            "(y == 'relevant').astype(int)."
+            f"{name} must hold numeric relevance grades (y > 0 is relevant); got dtype "
+            f"{y.dtype}. Encode the labels as numbers first, e.g. (y == 'relevant').astype(int)."
         )
     y = y.astype(np.float64)
     if not np.all(np.isfinite(y)):
