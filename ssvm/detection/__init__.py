@@ -10,8 +10,9 @@ CnnFeatures, roi_align, efficientnet_lite0, load_efficientnet_lite0
     image, each window RoIAligned from the feature map; torch is imported on first use.
 WindowStore
     window features of many images in a memory-mapped array on disk, scored in chunks.
-iou, nms, voc_ap, evaluate_detections
-    box overlap, greedy non-maximum suppression, VOC detection average precision.
+iou, nms, nms_per_image, voc_ap, evaluate_detections
+    box overlap, greedy non-maximum suppression (of one image's boxes, or per image of many
+    images' scored windows), VOC detection average precision.
 
 OpenCV (the ``ssvm[detection]`` extra) is imported only by the functions that need it (selective
 search, image reading, crops); box geometry, NMS, AP, HOG and the store work without it.
@@ -20,6 +21,7 @@ Boxes everywhere are ``(x1, y1, x2, y2)`` in VOC pixel coordinates (1-based, inc
 """
 
 from .boxes import box_areas, iou, nms
+from .detections import nms_per_image
 from .evaluation import DetectionEvaluation, evaluate_detections, voc_ap
 from .features import (
     CropFeatures,
@@ -70,6 +72,7 @@ __all__ = [
     "iou",
     "load_efficientnet_lite0",
     "nms",
+    "nms_per_image",
     "read_image",
     "relative_areas",
     "roi_align",
