@@ -9,6 +9,7 @@ keeps the order, and row 0 is the whole image), which :func:`check_capped` verif
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -16,42 +17,36 @@ import numpy as np
 
 logger = logging.getLogger("scripts")
 
-#: detection_mini beside the repository (``<repo>/../shared/data/detection_mini``)
-MINI_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "detection_mini"
-
-#: the window settings of ``scripts/train_latent_detection.py`` (fast mode, 256 px, min size 8)
-TRAIN_SCRIPT_SETTING = ("fast", 256)
 UNCAPPED = 1_000_000
 
 
 def add_data_arguments(parser):
     """``--data`` and ``--max-images`` (shared by the window scripts)."""
-    parser.add_argument("--data", metavar="PATH",
-                        help="VOC-layout folder (default: detection_mini beside the repository, "
-                             "else the embedded scenes)")
+    parser.add_argument("--data", help="'detection_mini' (the bundled set; default), 'scenes' (small "
+                        "synthetic scenes; default with --quick) or a VOC-layout folder")
     parser.add_argument("--max-images", type=int, metavar="N",
                         help="use only the first N images of each split")
 
 
 def load_detection_splits(args, work, splits=("train", "test")):
-    """The requested splits as :class:`ssvm.datasets.VOCDataset` (embedded scenes as a fallback)."""
-    from ssvm.datasets import find_voc_root, load_voc
+    """The requested splits of ``--data`` as :class:`ssvm.datasets.VOCDataset`."""
+    from train_latent_detection import _head
 
-    if args.data:
-        root = find_voc_root(args.data)
-    elif MINI_DIR.is_dir():
-        root = MINI_DIR.resolve()
-    else:
+    from ssvm.datasets import detection_mini_path, find_voc_root, load_voc
+
+    data = args.data or ("scenes" if args.quick else "detection_mini")
+    if data == "detection_mini":
+        root = detection_mini_path()
+    elif data == "scenes":
         from _scenes import write_default_scenes
 
-        logger.warning("detection_mini not found at %s: using the embedded scenes", MINI_DIR)
         root = write_default_scenes(Path(work) / "scenes", n_train=12, n_test=6, seed=args.seed)
-    data = {split: load_voc(root, split) for split in splits}
+    else:
+        root = find_voc_root(data)
+    splits = {split: load_voc(root, split) for split in splits}
     if args.max_images:
-        from train_latent_detection import _head
-
-        data = {split: _head(d, args.max_images) for split, d in data.items()}
-    return root, data
+        splits = {split: _head(d, args.max_images) for split, d in splits.items()}
+    return root, splits
 
 
 def _search_job(path, mode, working_size, seed):
@@ -91,9 +86,10 @@ def search_all(paths, mode, working_size, *, seed=0, n_jobs=1, cache_dir=None):
     done = Parallel(n_jobs=n_jobs)(delayed(_search_job)(paths[i], mode, working_size, seed) for i in todo)
     for i, result in zip(todo, done):
         results[i] = result
-        if cache is not None:
-            np.savez(cache / f"{Path(paths[i]).stem}.npz", boxes=result[0], seconds=result[1],
-                     shape=np.asarray(result[2]))
+        if cache is not None:  # atomically: a temporary file, then a rename
+            tmp = cache / f".{Path(paths[i]).stem}.{os.getpid()}.npz"
+            np.savez(tmp, boxes=result[0], seconds=result[1], shape=np.asarray(result[2]))
+            os.replace(tmp, cache / f"{Path(paths[i]).stem}.npz")
     return results
 
 

@@ -2,15 +2,16 @@
 
 Every candidate is scored by how well a *fully supervised* linear window classifier trained on it
 detects the objects — the quantity the features bound for any detector built on them — using the
-training images only (the test split is not read): the train split is divided into a fitting part
-(2 of every 3 images) and a validation part (every 3rd image). For each class, a linear SVM
-(``LinearSVC``, C from a small grid, best on validation) is trained on the fitting images' ground-
-truth boxes (positives) against their windows overlapping no box of the class by IoU >= 0.3
-(``--negatives`` random ones per image), then scores every selective-search window of the
-validation images; after non-maximum suppression (IoU 0.3), VOC detection AP (area rule, IoU 0.5)
-is reported per class and as the mean. Windows: selective search fast@256 without minimum area,
-the first ``--windows`` per image. The HOG + colour features of ``HogColorFeatures`` are the
-reference row. Also reported: feature length, network forward time and RoIAlign time per image.
+training images only (the test split is not read), by ``--folds``-fold cross-validation over the
+images of the train split (fold k validates on the images i with i mod folds = k and fits on the
+others). For each class and fold, a linear SVM (``LinearSVC``, the best C of a small grid on the
+fold) is trained on the fitting images' ground-truth boxes (positives) against their windows
+overlapping no box of the class by IoU >= 0.3 (``--negatives`` random ones per image), then scores
+every selective-search window of the validation images; after non-maximum suppression (IoU 0.3),
+VOC detection AP (area rule, IoU 0.5) is averaged over the folds, per class and as the mean.
+Windows: selective search fast@256 without minimum area, the first ``--windows`` per image. The
+HOG + colour features of ``HogColorFeatures`` are the reference row. Also reported: feature
+length, the network's forward time and the RoIAlign time per image.
 
 The candidate with the best mean validation AP is recommended; among candidates within 0.01 of it,
 the one with the shortest vector (the store on disk scales with it).
@@ -43,6 +44,9 @@ def parse_args(argv=None):
                         "stage7:2,head:1; --quick stage5:1,head:1)")
     parser.add_argument("--windows", type=int, help="windows per image (default 300; --quick 30)")
     parser.add_argument("--negatives", type=int, default=50, help="random negatives per image (default 50)")
+    parser.add_argument("--folds", type=int,
+                        help="validation folds: images i with i %% folds == k validate fold k "
+                             "(default 4; --quick 2)")
     parser.add_argument("--C", help="LinearSVC C grid (default 0.1,1,10; --quick 1)")
     parser.add_argument("--n-jobs", type=int, default=2, help="joblib workers of selective search")
     parser.add_argument("--out", metavar="DIR", help="cache of the selective-search windows")
@@ -54,6 +58,9 @@ def parse_args(argv=None):
         args.candidates or ("stage5:1,head:1" if args.quick else
                             "stage5:1,stage5:2,stage7:1,stage7:2,head:1")).split(","))]
     args.windows = args.windows or (30 if args.quick else 300)
+    args.folds = args.folds or (2 if args.quick else 4)
+    if args.folds < 2:
+        parser.error("--folds must be at least 2")
     args.C = [float(c) for c in (args.C or ("1" if args.quick else "0.1,1,10")).split(",")]
     if args.quick:
         args.max_images = args.max_images or 8
@@ -171,16 +178,20 @@ def run(args):
     # features are computed for [ground-truth boxes; windows] of every image
     boxes = [np.vstack([gt.reshape(-1, 4), w]) for gt, w in zip(train.boxes, windows)]
     index = np.arange(len(train))
-    fit, val = index[index % 4 != 0], index[index % 4 == 0]
-    classes = [c for c in train.classes if train.image_labels(c)[val].any()
-               and train.image_labels(c)[fit].any()]
+    folds = [(index[index % args.folds != k], index[index % args.folds == k]) for k in range(args.folds)]
+    classes = [c for c in train.classes if all(train.image_labels(c)[val].any()
+                                               and train.image_labels(c)[fit].any() for fit, val in folds)]
+    if not classes:
+        raise SystemExit("no class has images in every fold's fitting and validation parts: "
+                         "use fewer --folds or more images")
     rows = []
 
     def score(label, feats, extra):
         rng = np.random.default_rng(args.seed)
         row = {"features": label, **extra}
         for name in classes:
-            row[name] = validation_ap(feats, windows, train, fit, val, name, args, rng)
+            row[name] = float(np.mean([validation_ap(feats, windows, train, fit, val, name, args, rng)
+                                       for fit, val in folds]))
         row["mean AP"] = float(np.mean([row[c] for c in classes]))
         rows.append(row)
         logger.info("%s: mean validation AP %.3f", label, row["mean AP"])
@@ -200,7 +211,8 @@ def run(args):
     n_windows = float(np.mean([len(w) for w in windows]))
     table = format_table(rows, columns, floatfmt=fmt, title=(
         f"Validation detection AP of a supervised linear SVM per window feature ({root.name} train "
-        f"split: {fit.size} fitting / {val.size} validation images, {n_windows:.0f} windows per image; "
+        f"split, {args.folds}-fold: every {args.folds}th image validates, the others fit; mean over the "
+        f"folds; {n_windows:.0f} windows per image; "
         f"times per image at {n_windows:.0f} windows, torch on {torch.get_num_threads()} thread(s))"))
     cnn_rows = [r for r in rows if r["features"] != "HOG + colour"]
     best = max(r["mean AP"] for r in cnn_rows)

@@ -34,7 +34,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import emit, format_table, make_parser, pyplot, setup  # noqa: E402
-from _windows import add_data_arguments, capped, check_capped, load_detection_splits, search_all  # noqa: E402
+from _windows import (  # noqa: E402
+    add_data_arguments,
+    capped,
+    check_capped,
+    load_detection_splits,
+    search_all,
+)
 
 logger = logging.getLogger("scripts")
 

@@ -20,16 +20,16 @@ def scripts_on_path():
     sys.path.remove(str(SCRIPTS))
 
 
-def run_script(name, tmp_path):
+def run_script(name, tmp_path, *, plot=True, timeout=120):
     out_json = tmp_path / f"{name}.json"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json),
-         "--plot", str(tmp_path / "plots")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json)]
+        + (["--plot", str(tmp_path / "plots")] if plot else []),
+        capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, json.loads(out_json.read_text()), sorted(
-        p.name for p in (tmp_path / "plots").iterdir())
+        p.name for p in (tmp_path / "plots").iterdir()) if plot else []
 
 
 def test_bench_training_quick(tmp_path):
@@ -225,13 +225,8 @@ def test_exp_proposal_recall_quick(tmp_path):
 
 @needs_cnn
 def test_bench_window_features_quick(tmp_path):
-    out_json = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "bench_window_features.py"), "--quick",
-                           "--json", str(out_json)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(out_json.read_text())
-    assert "Extrapolation to VOC 2007" in proc.stdout
+    out, result, _ = run_script("bench_window_features", tmp_path, plot=False, timeout=300)
+    assert "Extrapolation to VOC 2007" in out
     assert [r["windows"] for r in result["features"]] == [20, 50]
     for disk in result["disk"]:
         # float32 features and float64 boxes: at least 4 d + 32 bytes per window
@@ -241,14 +236,9 @@ def test_bench_window_features_quick(tmp_path):
 
 @needs_cnn
 def test_exp_cnn_features_quick(tmp_path):
-    out_json = tmp_path / "features.json"
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "exp_cnn_features.py"), "--quick",
-                           "--json", str(out_json)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(out_json.read_text())
+    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False, timeout=300)
     assert [r["features"] for r in result["rows"]] == ["HOG + colour", "stage5 1x1", "head 1x1"]
     assert [r["dims"] for r in result["rows"]] == [396, 112, 1280]
     for r in result["rows"]:
         assert 0.0 <= r["mean AP"] <= 1.0
-    assert "Recommended:" in proc.stdout
+    assert "Recommended:" in out

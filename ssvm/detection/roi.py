@@ -81,7 +81,8 @@ def _axis_weights(start, extent, n_bins, grid, length, dtype):
     return weights
 
 
-def _check_output_size(output_size):
+def check_output_size(output_size):
+    """``output_size`` as a pair of positive ints, or a ValueError."""
     size = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(output_size)
     if len(size) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
                                  for v in size):
@@ -125,7 +126,7 @@ def roi_align(features, boxes, output_size, *, spatial_scale=1.0, sampling_ratio
         features = features[None]
     if not features.is_floating_point():
         raise ValueError(f"features must be floating point, got {features.dtype}")
-    out_h, out_w = _check_output_size(output_size)
+    out_h, out_w = check_output_size(output_size)
     if not (np.isfinite(spatial_scale) and spatial_scale > 0):
         raise ValueError(f"spatial_scale must be positive and finite, got {spatial_scale!r}")
     boxes_np = as_boxes(boxes.detach().cpu().numpy() if isinstance(boxes, torch.Tensor) else boxes)

@@ -73,7 +73,8 @@ def test_boxes_map_to_feature_coordinates(shape, stride, offset):
     height, width = shape
     rng = np.random.default_rng(stride)
     image = rng.integers(0, 256, size=(height, width, 3), dtype=np.uint8)
-    extractor = CnnFeatures(CoordinateBackbone(stride, offset), max_side=6 * stride, normalize=False)
+    extractor = CnnFeatures(CoordinateBackbone(stride, offset), max_side=6 * stride, output_size=1,
+                            normalize=False)
     in_h, in_w = extractor.input_shape(height, width)
     assert max(in_h, in_w) == 6 * stride and in_h % stride == 0 and in_w % stride == 0
     boxes = image_boxes(rng, height, width, 200)
@@ -205,8 +206,9 @@ def test_bad_input(tmp_path):
 
 def test_default_extractor_description_and_pickle():
     extractor = CnnFeatures(verbose=0)
-    assert extractor.n_features == 1280 and extractor.stride == 32 and extractor.offset == 15.5
-    assert repr(extractor).startswith("CnnFeatures(backbone=efficientnet_lite0(stage='head'), stride=32")
+    assert extractor.n_features == 112 * 16 and extractor.stride == 16 and extractor.offset == 7.5
+    assert extractor.output_size == (4, 4) and extractor.max_side == 448
+    assert repr(extractor).startswith("CnnFeatures(backbone=efficientnet_lite0(stage='stage5'), stride=16")
     assert len(pickle.dumps(extractor)) < 2000  # the weights are loaded in each process, not pickled
     clone = pickle.loads(pickle.dumps(extractor))
     assert repr(clone) == repr(extractor)

@@ -84,7 +84,8 @@ def test_whole_image_window_classifies_like_the_network(offline_net):
     """The RoIAligned whole-image window of the head map, through the classifier's last layer,
     gives the network's own top-1 (its global average pool and RoIAlign's samples differ a little)."""
     image = bundled("chelsea")
-    extractor = CnnFeatures(max_side=320, normalize=False, verbose=0)
+    extractor = CnnFeatures(efficientnet_lite0("head"), max_side=320, output_size=1, normalize=False,
+                            verbose=0)
     height, width = image.shape[:2]
     vector = extractor(image, [[1, 1, width, height]])
     x = extractor.preprocess(image)
@@ -100,7 +101,7 @@ def test_default_features_shape_and_norm():
     image = bundled("coffee")
     boxes = np.array([[1, 1, 600, 400], [100, 50, 300, 250], [599, 399, 600, 400]])
     features = CnnFeatures(verbose=0)(image, boxes)
-    assert features.shape == (3, 1280) and features.dtype == np.float32
+    assert features.shape == (3, 1792) and features.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(features, axis=1), 1.0, rtol=1e-5)
 
 

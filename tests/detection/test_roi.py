@@ -16,7 +16,7 @@ def bilinear(fmap, y, x):
     if y < -1.0 or y > height or x < -1.0 or x > width:
         return np.zeros(fmap.shape[0])
     y, x = max(y, 0.0), max(x, 0.0)
-    y_low, x_low = int(math.floor(y)), int(math.floor(x))
+    y_low, x_low = math.floor(y), math.floor(x)
     if y_low >= height - 1:
         y_low = y_high = height - 1
         y = float(y_low)
