@@ -1,8 +1,6 @@
 """The batched oracles (QS in one compiled loop over many queries, 0-1 vectorised) against the
 oracles called per query, and the problem layer's use of them."""
 
-from functools import partial
-
 import numpy as np
 import pytest
 
