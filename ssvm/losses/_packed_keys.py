@@ -21,6 +21,7 @@ __all__ = ["CACHE_MAX_ENTRIES", "query_keys", "positive_keys", "sorted_keys", "p
 CACHE_MAX_ENTRIES = 1 << 24
 # repair_run's exact keys hold an index and as many bits of the score: 2 · index_bits(n) <= 64
 _MAX_SAMPLES = 1 << 32
+_INSERTION_MAX = 32  # sort_keys sorts up to this many keys by insertion
 
 
 @njit(cache=True, inline="always")
@@ -55,6 +56,46 @@ def _pack(bits_of, y, shift, pos, neg):
 
 
 @njit(cache=True)
+def sort_keys(keys):
+    """Sort distinct uint64 keys (or non-negative int64 viewed as such) in place, inside compiled
+    code: an insertion sort up to 32 keys, else a least-significant-digit radix sort (8-bit digits;
+    a digit that all keys share is skipped), O(n).  The keys are distinct (each holds an index), so
+    every correct sort gives numpy's order."""
+    n = keys.size
+    if n <= _INSERTION_MAX:
+        for t in range(1, n):
+            k = keys[t]
+            q = t - 1
+            while q >= 0 and keys[q] > k:
+                keys[q + 1] = keys[q]
+                q -= 1
+            keys[q + 1] = k
+        return
+    src = keys
+    dst = np.empty(n, dtype=np.uint64)
+    count = np.empty(257, dtype=np.int64)
+    moved = 0
+    for shift in range(0, 64, 8):
+        sh = np.uint64(shift)
+        count[:] = 0
+        for i in range(n):
+            count[np.int64((src[i] >> sh) & np.uint64(255)) + 1] += 1
+        if count[np.int64((src[0] >> sh) & np.uint64(255)) + 1] == n:
+            continue  # every key has this digit
+        for d in range(256):
+            count[d + 1] += count[d]
+        for i in range(n):
+            d = np.int64((src[i] >> sh) & np.uint64(255))
+            dst[count[d]] = src[i]
+            count[d] += 1
+        src, dst = dst, src
+        moved += 1
+    if moved % 2:
+        for i in range(n):
+            keys[i] = src[i]
+
+
+@njit(cache=True)
 def repair_run(keys, a, scores, shift):
     """If a run of keys with the same high bits starts at ``a`` (sorted by index, as the sort left
     it), put it in exact (−score, index) order; returns the run's end."""
@@ -79,7 +120,7 @@ def repair_run(keys, a, scores, shift):
             for q in range(b - a):
                 i = keys[a + q] & low
                 run[q] = ((_image(bits_of[np.int64(i)]) & low) << sh) | i
-            run.sort()
+            sort_keys(run)
             head = keys[a] & ~low
             for q in range(b - a):
                 keys[a + q] = head | (run[q] & low)
@@ -149,7 +190,7 @@ def query_keys(scores, y, n_pos, buf):
     neg = buf[n_pos + 1:n + 2]
     _pack(scores.view(np.uint64), y, shift, pos, neg)
     pos = pos[:-1]
-    pos.sort()
+    sort_keys(pos)
     repair(pos, scores, shift)
     return pos, neg[:-1], shift
 
@@ -169,7 +210,7 @@ def positive_keys(scores, y, n_pos, buf):
         pos[t] = _key(bits_of[i], high, i)
         t += y[i]
     pos = pos[:n_pos]
-    pos.sort()
+    sort_keys(pos)
     repair(pos, scores, shift)
     return pos, shift
 

@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._packed_keys import sort_keys
 from ._rank_kernels import best_rank
 
 __all__ = ["Work", "opt_ranks", "assign_block", "chain_opts", "new_work"]
@@ -145,7 +146,7 @@ def _equal_block(ids, a, b, joff, v, left, right, obj, out):
     if left == right:
         assign_block(ids, a, b, left, obj, out)
         return
-    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
+    sort_keys(ids[a:b].view(np.uint64))  # equal scores: the (−score, index) order is the index order
     assign_block(ids, a, a + 1, left, obj, out)
     assign_block(ids, b - 1, b, right, obj, out)
     m = b - a - 2  # the inner ones: a chain of one score and consecutive orders
@@ -185,10 +186,14 @@ def _pivot(vals, lo, hi, joff, ll, rr, obj, work):
     if n < _SAMPLE_MIN:
         return _random_median3(vals, lo, n, state)
     m = _SAMPLE
-    for k in range(m):
-        sample[k] = vals[lo + _rand_below(state, n)]
-    sample.sort()
-    smp = sample[::-1]  # descending
+    for k in range(m):  # a random sample, in descending order (insertion: it is small)
+        v = vals[lo + _rand_below(state, n)]
+        t = k - 1
+        while t >= 0 and sample[t] < v:
+            sample[t + 1] = sample[t]
+            t -= 1
+        sample[t + 1] = v
+    smp = sample
     # smallest q predicted at rr (predictions are monotone in q)
     a = 0
     b = m

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from ._numerics import EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
-from ._packed_keys import CACHE_MAX_ENTRIES, query_keys, repair_run, sorted_keys, unpack
+from ._packed_keys import CACHE_MAX_ENTRIES, query_keys, repair_run, sort_keys, sorted_keys, unpack
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, loss_value, ndcg_norm
@@ -312,14 +312,15 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
         n_max = max(n_max, ends[k] - starts[k])
     buf = np.empty(n_max + 2, dtype=np.uint64)
     table = np.zeros(1)
+    log2 = np.bool_(True)  # not a literal: the specialisations NDCGLoss uses, compiled once
     for k in range(starts.size):
         a = starts[k]
         b = ends[k]
         s = scores[a:b]
         pos, neg, shift = query_keys(s, y[a:b], n_pos[k], buf)
-        neg.sort()
+        sort_keys(neg)
         sp, pos_ids = unpack(pos, s, shift)
         if kind == KIND_NDCG_LOG2:  # NDCGLoss.kernel_spec's table
-            table[0] = 1.0 / ndcg_norm(n_pos[k], True)
+            table[0] = 1.0 / ndcg_norm(n_pos[k], log2)
         counts = _walk_core(s, sp, pos_ids, neg, shift, kind, table, lt, c_all[a:b])
-        delta[k] = loss_value(kind, counts, True)
+        delta[k] = loss_value(kind, counts, log2)

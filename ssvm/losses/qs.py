@@ -103,6 +103,7 @@ def _grid_batch(scores, y, starts, ends, n_pos, kind, params, c_all, delta):
         n_max = max(n_max, ends[k] - starts[k])
     buf = np.empty(n_max + 2, dtype=np.uint64)
     table = np.zeros(1)
+    log2 = np.bool_(True)  # not a literal: the specialisations NDCGLoss uses, compiled once
     for k in range(starts.size):
         a = starts[k]
         b = ends[k]
@@ -110,10 +111,10 @@ def _grid_batch(scores, y, starts, ends, n_pos, kind, params, c_all, delta):
         pos, shift = positive_keys(s, y[a:b], n_pos[k], buf)
         sp, pos_ids = unpack(pos, s, shift)
         if kind == KIND_NDCG_LOG2:  # NDCGLoss.kernel_spec's table
-            table[0] = 1.0 / ndcg_norm(n_pos[k], True)
+            table[0] = 1.0 / ndcg_norm(n_pos[k], log2)
         obj = Objective(sp, 2.0 / (n_pos[k] * (b - a - n_pos[k])), kind, table, n_pos[k])
         counts = grid_core(s, y[a:b], obj, pos_ids, params, c_all[a:b])
-        delta[k] = loss_value(kind, counts, True)
+        delta[k] = loss_value(kind, counts, log2)
 
 
 def _use_walk(kind, n_pos, n_neg):
