@@ -2,7 +2,7 @@
 
 Each score is packed with its index into a uint64 whose high bits are an order-preserving image of
 −score and whose low bits are the index, so that one sort of the keys (numpy's SIMD sort for one
-query; numba's inside a compiled loop) orders the samples by (−score, index) — except keys whose
+query; :func:`sort_keys` inside a compiled loop) orders the samples by (−score, index) — except keys whose
 high bits tie (scores equal or a few ulps apart), which come by index and are repaired after.
 
 Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES`` entries
@@ -14,8 +14,8 @@ import threading
 import numpy as np
 from numba import njit
 
-__all__ = ["CACHE_MAX_ENTRIES", "query_keys", "positive_keys", "sorted_keys", "packed_order", "repair", "repair_run",
-           "unpack", "index_bits"]
+__all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "sorted_keys", "packed_order",
+           "repair", "repair_run", "unpack", "index_bits", "sort_keys"]
 
 #: the key buffer and the walk's 1/log2 table are kept for queries of up to this many samples (2^24: 128 MiB each)
 CACHE_MAX_ENTRIES = 1 << 24
@@ -180,8 +180,18 @@ def _key_buffer(n):
 
 
 @njit(cache=True)
+def batch_scratch(starts, ends):
+    """Work arrays of a compiled loop over the queries ``[starts[k], ends[k])``: a key buffer for
+    the largest (n + 2 entries) and a loss table (one entry, see ``rank_losses.builtin_table``)."""
+    n_max = 0
+    for k in range(starts.size):
+        n_max = max(n_max, ends[k] - starts[k])
+    return np.empty(n_max + 2, dtype=np.uint64), np.zeros(1)
+
+
+@njit(cache=True)
 def query_keys(scores, y, n_pos, buf):
-    """:func:`sorted_keys` of a small query inside a compiled loop (numba sorts): the positives'
+    """:func:`sorted_keys` of a small query inside a compiled loop (:func:`sort_keys`): the positives'
     keys sorted and repaired, the negatives' keys packed but not sorted, and the index bits; all
     views of ``buf`` (at least n + 2 entries)."""
     n = scores.size
@@ -197,7 +207,7 @@ def query_keys(scores, y, n_pos, buf):
 
 @njit(cache=True)
 def positive_keys(scores, y, n_pos, buf):
-    """The positives' keys of a small query, sorted and repaired (numba sorts), and the index bits:
+    """The positives' keys of a small query, sorted and repaired (:func:`sort_keys`), and the index bits:
     the positives in (−score, index) order without the negatives' keys; ``buf`` has at least
     P + 1 entries."""
     n = scores.size

@@ -12,10 +12,6 @@ non-increasing in s and non-decreasing in j (Observation 4; condition C3).  This
 first levels of that recursion as one *multi-pivot* SELECT with pivots on a fixed score grid, so
 most negatives are settled in two streaming passes without any data movement:
 
-The steps live in their own modules: the grid and the corner ranks in :mod:`._qs_grid`, the open
-bins' thresholds and the assign pass in :mod:`._qs_bins`, the gathered negatives in
-:mod:`._qs_settle`; this module holds the entry points.
-
 1. **Histogram.** The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of width
    2^e (a power of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly and bin
    k holds exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores
@@ -32,12 +28,16 @@ bins' thresholds and the assign pass in :mod:`._qs_bins`, the gathered negatives
 3. **Assign.**  A second pass settles each negative of a collapsed bin (one rank: most of them)
    with one table look-up.  In a narrow bin (at most 8 possible ranks) the rank boundaries are
    score thresholds θ_r (rank ≥ r + 1 iff s ≤ θ_r) at the bin's first and last order; a negative
-   with the same rank at both orders, not within a rounding tolerance of a threshold, is settled by
-   comparisons.  The rest is gathered per bin.
+   with the same rank at both orders, not within a rounding margin of a threshold
+   (:mod:`._numerics`), is settled by comparisons.  The rest is gathered per bin.
 4. **Settle.**  The gathered negatives of a narrow bin have a pair of possible ranks (a, b) and get
    their exact order from the certain negatives of rank ≤ a (few: sorted and swept; many: Algorithm
    2 on groups of equal pairs); a wide bin runs Algorithm 2 on all its negatives with the interval
    of its corners.
+
+The steps live in their own modules: the grid and the corner ranks in :mod:`._qs_grid`, the open
+bins' thresholds and the assign pass in :mod:`._qs_bins`, the gathered negatives in
+:mod:`._qs_settle`; this module holds the entry points.
 
 Output (Lemma 6, Observation 2): c(negative of rank r) = 2(P + 1 − r)/(PN), c(k-th positive) =
 −2 #(negatives of rank ≤ k)/(PN), and Δ from the ± pattern (negatives per rank).
@@ -52,13 +52,13 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ._packed_keys import positive_keys, unpack
+from ._packed_keys import batch_scratch, positive_keys, unpack
 from ._qs_bins import NARROW, assign, classify
 from ._qs_grid import corner_ranks, histogram, make_grid
 from ._qs_settle import settle
 from ._qs_walk import inverse_log_table, walk_batch, walk_oracle_core
 from ._rank_kernels import Objective, Result, positive_coefficients, sorted_positives
-from .rank_losses import KIND_AP, KIND_NDCG_LOG2, loss_value, ndcg_norm
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
 
 __all__ = ["qs_oracle", "qs_batch"]
 
@@ -97,24 +97,18 @@ def grid_core(scores, y, obj, pos_ids, params, c):
 def _grid_batch(scores, y, starts, ends, n_pos, kind, params, c_all, delta):
     """The grid path on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP and NDCG (log2): a closed-form derivative that is never positive; Δ by
-    :func:`loss_value`.  The positives are sorted by their packed keys (numba's sort)."""
-    n_max = 0
-    for k in range(starts.size):
-        n_max = max(n_max, ends[k] - starts[k])
-    buf = np.empty(n_max + 2, dtype=np.uint64)
-    table = np.zeros(1)
-    log2 = np.bool_(True)  # not a literal: the specialisations NDCGLoss uses, compiled once
+    :func:`builtin_value`.  The positives are sorted by their packed keys (:func:`sort_keys`)."""
+    buf, table = batch_scratch(starts, ends)
     for k in range(starts.size):
         a = starts[k]
         b = ends[k]
         s = scores[a:b]
         pos, shift = positive_keys(s, y[a:b], n_pos[k], buf)
         sp, pos_ids = unpack(pos, s, shift)
-        if kind == KIND_NDCG_LOG2:  # NDCGLoss.kernel_spec's table
-            table[0] = 1.0 / ndcg_norm(n_pos[k], log2)
+        builtin_table(kind, n_pos[k], table)
         obj = Objective(sp, 2.0 / (n_pos[k] * (b - a - n_pos[k])), kind, table, n_pos[k])
         counts = grid_core(s, y[a:b], obj, pos_ids, params, c_all[a:b])
-        delta[k] = loss_value(kind, counts, log2)
+        delta[k] = builtin_value(kind, counts)
 
 
 def _use_walk(kind, n_pos, n_neg):

@@ -163,6 +163,21 @@ def loss_value(kind, counts, log2_form):
 
 
 @njit(cache=True)
+def builtin_table(kind, n_pos, table):
+    """Write into ``table`` (length 1) the kernel table of the built-in AP (nothing) or NDCG (log2)
+    loss for P = ``n_pos``, as :meth:`NDCGLoss.kernel_spec` computes it: [1 / Σ_{k≤P} D(k)]."""
+    if kind == KIND_NDCG_LOG2:
+        table[0] = 1.0 / ndcg_norm(n_pos, np.bool_(True))  # not a literal: NDCGLoss's specialisation
+
+
+@njit(cache=True)
+def builtin_value(kind, counts):
+    """Δ of the built-in AP or NDCG (log2) loss for the ± pattern ``counts``, as their
+    :meth:`~QSLoss.value` computes it."""
+    return loss_value(kind, counts, np.bool_(True))  # not a literal: the specialisation value() uses
+
+
+@njit(cache=True)
 def _loss_values(kind, counts, log2_form):
     out = np.empty(counts.shape[0])
     for r in range(counts.shape[0]):

@@ -19,9 +19,10 @@ LOSSES = {"ap": (APLoss(), "yue"), "ndcg": (NDCGLoss(), "chakrabarti")}
 
 
 def threshold_query(rng, loss_obj, n_pos, gap, scale, offset):
-    """Positives ``gap`` · ``scale`` apart (far more than a loss step); in the gap below positive r (r = 1..P − 1) one negative at
-    θ_r(j) ± up to 3 ulps (j its order), where ranks r and r + 1 tie, and one filler in the middle
-    of the gap.  θ_r(j) = sp[r − 1] + d_j(r) / inv, computed as the kernels compute it."""
+    """Positives ``gap`` · ``scale`` apart (far more than a loss step); in the gap below positive r
+    (r = 1..P − 1) one negative at θ_r(j) ± up to 3 ulps (j its order), where ranks r and r + 1
+    tie, and one filler in the middle of the gap.  θ_r(j) = sp[r − 1] + d_j(r) / inv, computed as
+    the kernels compute it."""
     sp = offset + scale * (-gap * np.arange(n_pos) + rng.uniform(-0.1, 0.1, n_pos))
     n_neg = 2 * (n_pos - 1)
     kind, table = loss_obj.kernel_spec(n_pos, n_neg)
