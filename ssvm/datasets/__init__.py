@@ -6,16 +6,25 @@ load_voc
     PASCAL VOC-layout folder (real VOC 2007 devkit or ``detection_mini``) → :class:`VOCDataset`.
 load_ranking_task, split_ranking_task, split_by_query
     ranking tasks from data shipped with scikit-learn (no download), and seeded splits.
+load_emotions
+    the "emotions" multi-label music data set, bundled with the package (label ranking).
 """
 
-from .bundled import RANKING_TASKS, load_ranking_task, split_by_query, split_ranking_task
+from .bundled import (
+    RANKING_TASKS,
+    load_ranking_task,
+    split_by_query,
+    split_ranking_task,
+)
 from .letor import load_letor, read_query_sizes
+from .multilabel import load_emotions
 from .voc import VOCDataset, find_voc_root, load_voc
 
 __all__ = [
     "RANKING_TASKS",
     "VOCDataset",
     "find_voc_root",
+    "load_emotions",
     "load_letor",
     "load_ranking_task",
     "load_voc",
