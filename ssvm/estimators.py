@@ -497,9 +497,8 @@ def _fit_task(
     n_jobs, verbose, name, solver_params,
 ):
     """Build the structured-hinge problem of one binary task and minimise it (joblib worker)."""
-    problem = StructuredHinge(
-        X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs
-    )
+    problem = StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs,
+                              check_input=False)  # validated once, in fit
     if max_iter is not None:  # otherwise the solver's own default
         solver_params = {**solver_params, "max_iter": max_iter}
     result = solver(

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 
-import ssvm.problem as problem_module
+import ssvm.problem.score_space as problem_module
 from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge
 
@@ -106,7 +106,7 @@ def test_parallel_oracle_calls_match_sequential(monkeypatch):
     seq = StructuredHinge(X, y, queries, brute_ap_oracle)
     monkeypatch.setattr(problem_module, "_MIN_PARALLEL_SAMPLES", 0)
     par = StructuredHinge(X, y, queries, partial(brute_ap_oracle), n_jobs=2)
-    assert par._use_parallel(X.shape[0], len(queries)) == 2
+    assert par.score_hinge._n_jobs(X.shape[0], len(queries)) == 2
     for a, b in zip(seq.planes(w), par.planes(w)):
         np.testing.assert_allclose(a, b, atol=1e-14)
     assert seq.hinge(w)[0] == pytest.approx(par.hinge(w)[0], abs=1e-14)
@@ -223,7 +223,7 @@ def test_row_ranges_with_gaps_match_compacted_problem(monkeypatch, n_jobs, fmt):
     Xg = np.vstack([r for r, _ in rows])
     yg = np.concatenate([t for _, t in rows])
     gapped = StructuredHinge(fmt(Xg), yg, gapped_queries, brute_ap_oracle, n_jobs=n_jobs)
-    assert gapped._X_stacked.shape[0] <= Xg.shape[0]  # no copy of the rows
+    assert isinstance(gapped.score_hinge.rows, slice)  # a view of the rows, no copy
     compact = StructuredHinge(X, y, queries, brute_ap_oracle)
     w = rng.normal(size=X.shape[1])
     for a, b in zip(gapped.planes(w), compact.planes(w)):

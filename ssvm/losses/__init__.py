@@ -14,12 +14,12 @@ O(N log P); for AP and NDCG with P ≥ N/50 one packed-key sort and a certified 
 
 from .dp import ap_direct_loss_inference
 from .rank_losses import APLoss, NDCGLoss, QSLoss
-from .registry import (LOSS_NAMES, ORACLE_NAMES, get_oracle, loss_augmented_inference, ranking_loss,
-                       supported_oracles)
+from .registry import (LOSS_NAMES, ORACLE_NAMES, Oracle, as_oracle, get_oracle, loss_augmented_inference,
+                       ranking_loss, supported_oracles)
 from .suitability import QSCheckResult, check_qs_suitable
 
 __all__ = [
-    "loss_augmented_inference", "get_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
+    "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
     "supported_oracles", "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
     "ap_direct_loss_inference",
 ]

@@ -1,6 +1,7 @@
 """Registry of losses and oracles, and the public entry points of :mod:`ssvm.losses`."""
 
-from functools import partial
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from .greedy import search_oracle, sorted_scan_oracle
 from .qs import batchable, qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 
-__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "supported_oracles", "get_oracle", "batched_oracle",
+__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "Oracle", "as_oracle", "supported_oracles", "get_oracle",
            "loss_augmented_inference", "ranking_loss"]
 
 LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -29,6 +30,92 @@ _CUSTOM_ORACLES = {"qs": qs_oracle, "brute": rank_brute_oracle}
 _AUTO = {"ap": "qs", "ndcg": "qs", "custom": "qs"}
 _RANK_LOSS_CLASSES = {"ap": APLoss, "ndcg": NDCGLoss}
 _PARAMS = {"ap": (), "ndcg": (), "zero_one": (), "precision_at_k": ("k",)}
+
+
+@dataclass(frozen=True, eq=False)
+class Oracle:
+    """A loss-augmented inference oracle: its per-query function and, if it has one, its batch form.
+
+    The registry declares, for each (loss, oracle) pair, the function that solves one query and the
+    one that solves many stacked queries in one call (compiled or vectorised); the problem layer
+    only ever calls :meth:`__call__` and :meth:`batch`, so nothing downstream inspects which
+    function it got. Picklable (module-level functions and plain parameters).
+
+    Parameters
+    ----------
+    single : callable
+        ``single(scores, y, **params) -> (c, delta)`` for one query.
+    batched : callable or None, default=None
+        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` giving exactly what ``single``
+        gives on each query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero
+        elsewhere; ``delta`` per query). None: :meth:`batch` calls ``single`` per query.
+    params : dict, default={}
+        Keyword arguments of both functions (the loss object, ``k``, ...).
+    name : str, default=""
+        The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
+    """
+
+    single: Callable
+    batched: Optional[Callable] = None
+    params: dict = field(default_factory=dict)
+    name: str = ""
+
+    def __call__(self, scores, y):
+        """``(c, delta)`` of one query (no validation: see :func:`loss_augmented_inference`)."""
+        return self.single(scores, y, **self.params)
+
+    def batch(self, scores, y, starts, ends):
+        """``(c, delta)`` of the stacked queries ``scores[starts[k]:ends[k]]``.
+
+        Parameters
+        ----------
+        scores : ndarray of float64, shape (n,)
+            Stacked scores; rows outside the queries are ignored.
+        y : ndarray of bool, shape (n,)
+        starts, ends : ndarray of int64, shape (Q,)
+            Ascending, disjoint ranges, each with a positive and a negative.
+
+        Returns
+        -------
+        c : ndarray of float64, shape (n,)
+            Each query's ``c`` in its rows, zero elsewhere.
+        delta : ndarray of float64, shape (Q,)
+        """
+        if self.batched is not None:
+            return self.batched(scores, y, starts, ends, **self.params)
+        c_all = np.zeros(scores.shape[0])
+        delta = np.empty(starts.shape[0])
+        for k in range(delta.shape[0]):
+            a, b = starts[k], ends[k]
+            c, delta[k] = self.single(scores[a:b], y[a:b], **self.params)
+            c = np.asarray(c, dtype=np.float64)
+            if c.shape != (b - a,):
+                raise ValueError(f"oracle returned c of shape {c.shape} for a query of {b - a} samples")
+            c_all[a:b] = c
+        return c_all, delta
+
+
+def as_oracle(oracle):
+    """An :class:`Oracle` as it is, or a plain callable ``f(scores, y) -> (c, delta)`` wrapped as one.
+
+    Parameters
+    ----------
+    oracle : Oracle or callable
+
+    Returns
+    -------
+    Oracle
+
+    Raises
+    ------
+    ValueError
+        If ``oracle`` is not callable.
+    """
+    if isinstance(oracle, Oracle):
+        return oracle
+    if not callable(oracle):
+        raise ValueError(f"oracle must be callable, got {type(oracle).__name__}")
+    return Oracle(single=oracle, name=getattr(oracle, "__name__", type(oracle).__name__))
 
 
 def _check_loss(loss):
@@ -72,7 +159,7 @@ def _check_k(k):
 
 
 def get_oracle(loss="ap", oracle="auto", **loss_params):
-    """Return a picklable oracle ``f(scores, y) -> (c, delta)`` (no input validation inside).
+    """Return the oracle of a loss: ``f(scores, y) -> (c, delta)`` (no input validation inside).
 
     Parameters
     ----------
@@ -85,9 +172,9 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
 
     Returns
     -------
-    callable
-        ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``; a
-        ``functools.partial`` of a module-level function.
+    Oracle
+        Callable as ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``
+        and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable.
 
     Raises
     ------
@@ -107,40 +194,24 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
                          f"supported: {supported_oracles(loss)}")
     if isinstance(loss, QSLoss):
         name = _AUTO["custom"] if oracle == "auto" else oracle
-        return partial(_CUSTOM_ORACLES[name], loss=loss)
+        return _declare(name, _CUSTOM_ORACLES[name], loss=loss)
     if loss in _RANK_ORACLES:
         name = _AUTO[loss] if oracle == "auto" else oracle
-        return partial(_RANK_ORACLES[loss][name], loss=_RANK_LOSS_CLASSES[loss]())
+        return _declare(name, _RANK_ORACLES[loss][name], loss=_RANK_LOSS_CLASSES[loss]())
     if loss == "zero_one":
-        return partial(zero_one_brute_oracle) if oracle == "brute" else partial(zero_one_oracle)
+        if oracle == "brute":
+            return Oracle(zero_one_brute_oracle, name="brute")
+        return Oracle(zero_one_oracle, zero_one_batch, name="auto")
     k = _check_k(loss_params.get("k", 10))
-    fn = precision_at_k_brute_oracle if oracle == "brute" else precision_at_k_oracle
-    return partial(fn, k=k)
+    if oracle == "brute":
+        return Oracle(precision_at_k_brute_oracle, params={"k": k}, name="brute")
+    return Oracle(precision_at_k_oracle, params={"k": k}, name="auto")
 
 
-def batched_oracle(oracle):
-    """The many-query version of an oracle from :func:`get_oracle`, if it has one.
-
-    Parameters
-    ----------
-    oracle : callable
-        ``(scores, y) -> (c, delta)``.
-
-    Returns
-    -------
-    callable or None
-        ``f(scores, y, starts, ends) -> (c, delta)`` giving exactly what ``oracle`` gives on each
-        query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero elsewhere; ``delta``
-        per query) without a Python call per query — the QS oracle of AP and NDCG (one compiled
-        loop) and the 0-1 oracle (vectorised); None for the others.
-    """
-    if not isinstance(oracle, partial) or oracle.args:
-        return None
-    if oracle.func is qs_oracle and set(oracle.keywords) == {"loss"} and batchable(oracle.keywords["loss"]):
-        return partial(qs_batch, loss=oracle.keywords["loss"])
-    if oracle.func is zero_one_oracle and not oracle.keywords:
-        return zero_one_batch
-    return None
+def _declare(name, single, loss):
+    """The :class:`Oracle` of a ranking loss: QS has a batch form for the losses its loop serves."""
+    batched = qs_batch if single is qs_oracle and batchable(loss) else None
+    return Oracle(single, batched, {"loss": loss}, name)
 
 
 def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params):

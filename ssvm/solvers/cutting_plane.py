@@ -126,7 +126,7 @@ class _Model:
         t0 = time.perf_counter()
         M, b, A = ws.views()
         if self.cvx is None:
-            alpha, _ = solve_capped_simplex_qp(M, b, self.C, ws.alpha[: ws.size])
+            alpha, _ = solve_capped_simplex_qp(M, b, self.C, ws.alpha[: ws.size], check_input=False)
         else:
             alpha = self.cvx.solve(M, b, ws.alpha[: ws.size])
         self.qp_seconds += time.perf_counter() - t0
@@ -257,8 +257,9 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
 
     Parameters
     ----------
-    problem : StructuredHinge
-        The training problem.
+    problem : Problem
+        The training problem (:class:`~ssvm.problem.Problem`; the line search needs a
+        :class:`~ssvm.problem.StructuredHinge`).
     C : float
         Positive trade-off of ``J``.
     tol : float, default=1e-3
@@ -312,6 +313,9 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
             raise ValueError(f"{name} must be True or False, got {value!r}")
     if line_search and not ocas:
         raise ValueError("line_search=True needs ocas=True")
+    if line_search and not problem.supports_line_search:
+        raise ValueError(f"line_search=True needs the score-space access of an in-memory problem; "
+                         f"{type(problem).__name__} does not offer it (use line_search=False)")
     if not isinstance(mu, numbers.Real) or not 0 < mu <= 1:
         raise ValueError(f"mu must lie in (0, 1], got {mu!r}")
     model = _Model(problem.n_features, C, qp, int(capacity), int(prune_after))
@@ -335,11 +339,11 @@ def _plain_loop(problem, C, tol, max_iter, w, model, rec):
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        H, g = problem.hinge(w)
+        H, offset, g = problem.plane(w)
         J = 0.5 * float(w @ w) + C * H
         if J < best_J:
             best_J, best_w = J, w
-        w, dual = model.add_and_solve(H - float(g @ w), g)
+        w, dual = model.add_and_solve(offset, g)
         best_dual = max(best_dual, dual)
         stop = rec.record(it, best_J, best_dual, qp_seconds=model.qp_seconds,
                           n_planes=model.ws.size, oracle_passes=it)
@@ -353,18 +357,32 @@ def _plain_loop(problem, C, tol, max_iter, w, model, rec):
 
 
 class _Point:
-    """A point where the oracles ran: ``w``, its stacked scores ``s``, ``H``, ``J`` and the plane
-    ``(offset, c)`` of `StructuredHinge.hinge_at_scores` there."""
+    """A point where the oracles ran: ``w``, ``H``, ``J`` and the plane ``(offset, g)`` there.
 
-    def __init__(self, problem, C, w, s):
-        self.w, self.s = w, s
-        self.H, self.c, self.offset = problem.hinge_at_scores(s)
+    With ``s`` (the stacked scores, for the line search) the plane comes from
+    `StructuredHinge.hinge_at_scores` and the point keeps ``s`` and the score-space ``c``, and
+    ``g`` is computed when asked for; without, from ``problem.plane(w)`` (any :class:`Problem`).
+    """
+
+    def __init__(self, problem, C, w, s=None):
+        self.w, self.s, self._problem = w, s, problem
+        if s is None:
+            self.H, self.offset, self._g = problem.plane(w)
+        else:
+            self.H, self.c, self.offset = problem.hinge_at_scores(s)
+            self._g = None
         self.J = 0.5 * float(w @ w) + C * self.H
+
+    @property
+    def g(self):
+        if self._g is None:
+            self._g = self._problem.coefficients_to_subgradient(self.c)
+        return self._g
 
 
 def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
     """OCAS: (line search from) the best point towards the model's minimiser, cut near it."""
-    cut = _Point(problem, C, w, problem.stacked_scores(w))
+    cut = _Point(problem, C, w, problem.stacked_scores(w) if line_search else None)
     best = cut
     best_dual = 0.0
     passes = 1
@@ -376,7 +394,7 @@ def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
             mu_t = min(1.0, 2.0 * mu_t) if cut.J < best.J else max(mu, 0.5 * mu_t)
         if cut.J < best.J:
             best = cut
-        w_c, dual = model.add_and_solve(cut.offset, problem.coefficients_to_subgradient(cut.c))
+        w_c, dual = model.add_and_solve(cut.offset, cut.g)
         best_dual = max(best_dual, dual)
         if gap_small(best.J, best_dual, tol):
             converged = True
@@ -410,7 +428,6 @@ def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
         model.prune()
         tau = t + mu_t * (1.0 - t)  # (1 − μ) w_b + μ w_c, w_b after the line search
         w = start.w + tau * d
-        cut = _Point(problem, C, w,
-                     start.s + tau * ds if line_search else problem.stacked_scores(w))
+        cut = _Point(problem, C, w, start.s + tau * ds if line_search else None)
         passes += 1
     return it, best.J, best_dual, best.w, converged

@@ -103,7 +103,7 @@ def _subspace_direction(QF, gF, gtol):
     return Z @ (V[:, pos] @ (-rt[pos] / lam[pos]))
 
 
-def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
+def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None, check_input=True):
     """Exact solution of ``max b@α − ½αᵀMα`` over ``{α ≥ 0, Σα ≤ C}``.
 
     A primal active-set method on the lifted simplex ``{(α, s) ≥ 0 : Σα + s = C}``: on the current
@@ -124,6 +124,9 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
         Warm start (clipped to the feasible set).
     max_iter : int, optional
         Active-set changes allowed (default ``20 * (K + 1) + 50``).
+    check_input : bool, default=True
+        Validate and symmetrise ``M`` and ``b``. The cutting plane passes False: its Gram matrix is
+        symmetric and finite by construction.
 
     Returns
     -------
@@ -132,7 +135,8 @@ def solve_capped_simplex_qp(M, b, C, alpha0=None, *, max_iter=None):
     n_iter : int
         Active-set iterations used.
     """
-    M, b = _check_qp(M, b, C)
+    if check_input:
+        M, b = _check_qp(M, b, C)
     K = b.size
     if K == 0:
         return np.zeros(0), 0

@@ -9,7 +9,6 @@ import pytest
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
 from ssvm.losses.classification import zero_one_batch, zero_one_oracle
 from ssvm.losses.qs import qs_batch, qs_oracle
-from ssvm.losses.registry import batched_oracle
 from ssvm.problem import StructuredHinge
 
 
@@ -62,14 +61,14 @@ def test_zero_one_batch_equals_per_query(seed):
     assert not c[~inside].any()
 
 
-def test_batched_oracle_only_for_qs_on_ap_and_ndcg_and_zero_one():
-    assert batched_oracle(get_oracle("ap", "qs")) is not None
-    assert batched_oracle(get_oracle("ndcg", "auto")) is not None
-    assert batched_oracle(get_oracle("zero_one")) is zero_one_batch
+def test_the_registry_declares_batch_forms_for_qs_on_ap_and_ndcg_and_zero_one():
+    assert get_oracle("ap", "qs").batched is qs_batch
+    assert get_oracle("ndcg", "auto").batched is qs_batch
+    assert get_oracle("zero_one").batched is zero_one_batch
     for oracle in (get_oracle("ap", "yue"), get_oracle("ndcg", "chakrabarti"), get_oracle("zero_one", "brute"),
                    get_oracle("precision_at_k", k=3), get_oracle(NDCGLoss("chakrabarti"), "qs"),
-                   partial(qs_oracle, loss=type("MyAP", (APLoss,), {})())):
-        assert batched_oracle(oracle) is None
+                   get_oracle(type("MyAP", (APLoss,), {})(), "qs")):
+        assert oracle.batched is None
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])

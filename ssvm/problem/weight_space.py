@@ -1,0 +1,344 @@
+"""The structured hinge over queries in weight space, shared by every in-memory solver (DESIGN.md §1).
+
+For a weight vector ``w`` and queries ``q = 1..Q`` (index sets into the rows of ``X``):
+
+    H_q(w) = delta_q + s_q @ c_q = delta_q + w @ G_q,   s_q = X_q @ w,   G_q = X_q.T @ c_q,
+
+and the training objective is ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)``. ``G_q`` is a subgradient
+of ``H_q`` at ``w`` and ``(delta_q, G_q)`` is the tight supporting plane there. This module holds
+only the products with ``X``; everything about queries and oracles is the score-space half,
+:class:`~ssvm.problem.score_space.ScoreHinge`.
+"""
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from .protocol import Problem
+from .score_space import ScoreHinge, check_queries, check_relevance
+
+__all__ = ["StructuredHinge", "LinearScores", "check_features"]
+
+
+def _row_block(X, start, stop):
+    """Rows ``start:stop`` of ``X`` without copying the values (a view for dense and CSR input)."""
+    if sp.issparse(X):
+        lo, hi = X.indptr[start], X.indptr[stop]
+        return sp.csr_matrix(
+            (X.data[lo:hi], X.indices[lo:hi], X.indptr[start:stop + 1] - lo),
+            shape=(stop - start, X.shape[1]),
+        )
+    return X[start:stop]
+
+
+def check_features(X):
+    """``X`` as a finite float64 2-D array or CSR matrix.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or holds NaN or infinity.
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        values = X.data
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        values = X
+    if not np.all(np.isfinite(values)):
+        raise ValueError("X contains NaN or infinity")
+    return X
+
+
+class LinearScores:
+    """The products of a linear model with a block of rows: ``w -> X w (+ b)``, ``c -> Xᵀ c``.
+
+    With ``fit_intercept`` the last entry of ``w`` is an intercept ``b``: a constant-1 feature
+    that is not stored (``X`` is never copied to append it).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n, d)
+    fit_intercept : bool
+    """
+
+    def __init__(self, X, fit_intercept):
+        self.X = X
+        self.fit_intercept = bool(fit_intercept)
+        self.n_features = X.shape[1] + self.fit_intercept
+
+    def scores(self, w):
+        """``X @ w`` (plus the intercept).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        ndarray of float64, shape (n,)
+        """
+        if self.fit_intercept:
+            return np.asarray(self.X @ w[:-1]).ravel() + w[-1]
+        return np.asarray(self.X @ w).ravel()
+
+    def transpose(self, c):
+        """``Xᵀ @ c`` (and ``Σ c`` for the intercept).
+
+        Parameters
+        ----------
+        c : ndarray of shape (n,)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_features,)
+        """
+        g = np.asarray(self.X.T @ c).ravel()
+        return np.append(g, c.sum()) if self.fit_intercept else g
+
+
+class StructuredHinge(Problem):
+    """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of a training set split into queries.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy sparse matrix
+        Features (converted to float64; sparse input to CSR). Must be finite.
+    y : ndarray of shape (n_samples,)
+        Binary relevance (bool, or 0/1).
+    queries : sequence of int ndarrays
+        Row indices of each query. Each must hold at least one positive and one negative
+        (the estimator drops degenerate queries before building the problem).
+    oracle : Oracle or callable
+        Loss-augmented inference ``f(scores, y) -> (c, delta)`` (:func:`ssvm.losses.get_oracle`),
+        called without validation.
+    fit_intercept : bool, default=False
+        Add a constant-1 feature, regularised like the other weights (as liblinear does);
+        ``w`` then has ``n_features + 1`` entries, the last being the intercept.
+    n_jobs : int or None, default=None
+        Parallel oracle calls over queries (see :class:`ScoreHinge`).
+    check_input : bool, default=True
+        Validate ``X``, ``y`` and ``queries``. Pass False only with a finite float64 array or
+        CSR matrix, boolean ``y`` and queries as :func:`check_queries` returns them (the
+        estimators validate once, at their edge).
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix
+        The (validated) features, without an intercept column.
+    n_features : int
+        Length of ``w`` (``d``, plus one with an intercept).
+    n_queries : int
+        ``Q``.
+    n_samples : int
+        Rows of ``X``.
+    score_hinge : ScoreHinge
+        The score-space half: queries, relevance, oracle.
+    oracle_seconds : float
+        Cumulative wall time spent in oracle calls.
+    matvec_seconds : float
+        Cumulative wall time spent in products with ``X`` or ``X.T``.
+    n_oracle_calls : int
+        Cumulative number of per-query oracle calls.
+
+    Notes
+    -----
+    The products run over the stacked rows of :class:`ScoreHinge` (a view of ``X`` when the
+    queries are ascending ranges of rows, otherwise their rows copied once); each query's rows are
+    kept as a zero-copy block for the per-query planes. A full pass costs one product ``X @ w``, the
+    oracle calls and one product with ``X.T``.
+    """
+
+    supports_line_search = True
+
+    def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None, check_input=True):
+        if check_input:
+            X = check_features(X)
+            y = check_relevance(y, X.shape[0])
+            queries = check_queries(queries, X.shape[0], y)
+        self.score_hinge = ScoreHinge(y, queries, oracle, n_jobs=n_jobs, check_input=False)
+        rows = self.score_hinge.rows
+        X_stacked = _row_block(X, rows.start, rows.stop) if isinstance(rows, slice) else X[rows]
+        self._all = LinearScores(X, fit_intercept)
+        self._stacked = LinearScores(X_stacked, fit_intercept)
+        self._blocks = [LinearScores(_row_block(X_stacked, a, b), fit_intercept)
+                        for a, b in zip(self.score_hinge.starts, self.score_hinge.ends)]
+        self.X = X
+        self.fit_intercept = bool(fit_intercept)
+        self.n_samples = X.shape[0]
+        self.n_features = self._all.n_features
+        self.n_queries = self.score_hinge.n_queries
+        self.matvec_seconds = 0.0
+
+    @property
+    def oracle_seconds(self):
+        return self.score_hinge.oracle_seconds
+
+    @property
+    def n_oracle_calls(self):
+        return self.score_hinge.n_oracle_calls
+
+    # ------------------------------------------------------------------ helpers
+    def _check_w(self, w):
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_features,):
+            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
+        return w
+
+    def _timed(self, product, v):
+        t0 = time.perf_counter()
+        out = product(v)
+        self.matvec_seconds += time.perf_counter() - t0
+        return out
+
+    # ------------------------------------------------------------------ the protocol
+    def scores(self, w):
+        """Scores ``X @ w`` of all samples, in the original row order.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._timed(self._all.scores, self._check_w(w))
+
+    def plane(self, w):
+        """The mean hinge at ``w`` and its tight supporting plane (see :meth:`Problem.plane`).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        H : float
+        offset : float
+        g : ndarray of shape (n_features,)
+        """
+        H, c, offset = self.hinge_at_scores(self.stacked_scores(w))
+        return H, offset, self.coefficients_to_subgradient(c)
+
+    def hinge_value(self, w):
+        """``(1/Q) Σ_q H_q(w)`` without the subgradient (saves one product with ``X.T``).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        float
+        """
+        return self.hinge_at_scores(self.stacked_scores(w))[0]
+
+    def planes(self, w, queries=None):
+        """Tight supporting planes of the per-query hinges at ``w``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        queries : sequence of int, optional
+            Query numbers (default: all, in order).
+
+        Returns
+        -------
+        delta : ndarray of shape (m,)
+            ``delta_q`` per requested query.
+        G : ndarray of shape (m, n_features)
+            ``G_q = X_q.T @ c_q``, so that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
+        """
+        w = self._check_w(w)
+        idx = np.arange(self.n_queries) if queries is None else self._check_query_subset(queries)
+        if idx.size == 0:
+            return np.zeros(0), np.zeros((0, self.n_features))
+        if queries is None:
+            c, delta = self.score_hinge.terms(self.stacked_scores(w))
+            starts, ends = self.score_hinge.starts, self.score_hinge.ends
+        else:
+            s = np.concatenate([self._timed(self._blocks[k].scores, w) for k in idx])
+            c, delta = self.score_hinge.terms(s, idx)
+            ends = np.cumsum([self._blocks[k].X.shape[0] for k in idx])
+            starts = ends - np.array([self._blocks[k].X.shape[0] for k in idx])
+        G = np.empty((idx.size, self.n_features))
+        for row, k in enumerate(idx):
+            G[row] = self._timed(self._blocks[k].transpose, c[starts[row]:ends[row]])
+        return delta, G
+
+    def _check_query_subset(self, queries):
+        idx = np.asarray(queries)
+        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError("queries must be a 1-D sequence of query numbers")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
+            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
+        return idx.astype(np.int64, copy=False)
+
+    # ------------------------------------------------------------------ score-space access
+    # For solvers that move along a segment in w: the scores of w_b + t (w_c − w_b) are
+    # s_b + t (s_c − s_b), so the hinge along it needs oracle calls but no product with X.
+
+    def stacked_scores(self, w):
+        """Scores of the queries' rows in the stacked layout that `hinge_at_scores` takes.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        ndarray of shape (n_stacked,)
+            The stacked rows' scores (see :class:`ScoreHinge`).
+        """
+        return self._timed(self._stacked.scores, self._check_w(w))
+
+    def hinge_at_scores(self, s):
+        """Mean hinge at given stacked scores, with its tight supporting plane in score space.
+
+        Parameters
+        ----------
+        s : ndarray of shape (n_stacked,)
+            Stacked scores (a `stacked_scores` result, or an affine combination of such results).
+
+        Returns
+        -------
+        H : float
+        c : ndarray of shape (n_stacked,)
+        offset : float
+            See :meth:`ScoreHinge.__call__`; ``(offset, coefficients_to_subgradient(c))`` is the
+            supporting plane ``H(w') >= offset + w' @ g`` in weight space.
+        """
+        s = np.asarray(s, dtype=np.float64)
+        if s.shape != (self.score_hinge.n_stacked,):
+            raise ValueError(f"s must have shape ({self.score_hinge.n_stacked},), got {s.shape}")
+        return self.score_hinge(s)
+
+    def coefficients_to_subgradient(self, c):
+        """``X_stackedᵀ @ c``: the weight-space subgradient of a `hinge_at_scores` plane.
+
+        Parameters
+        ----------
+        c : ndarray of shape (n_stacked,)
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
+        c = np.asarray(c, dtype=np.float64)
+        if c.shape != (self.score_hinge.n_stacked,):
+            raise ValueError(f"c must have shape ({self.score_hinge.n_stacked},), got {c.shape}")
+        return self._timed(self._stacked.transpose, c)
