@@ -20,7 +20,7 @@ from ssvm.solvers import SOLVERS
 from .core import select_core
 from .evaluation import break_even_precision, choose_threshold, interactive_bep
 from .inference import MAX_CORE, star_inference
-from .problem import LabelRankingHinge, StarLayout
+from .problem import LabelRankingHinge, StarLayout, impute_targets
 
 __all__ = ["LabelRankSVM"]
 
@@ -218,7 +218,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
         self.n_cccp_iter_ = 0
         while True:
             if self.k != "relevant":  # CCCP: impute the targets under the current w
-                T_new = _impute_targets(layout, w, X, Y, self.k)
+                T_new = impute_targets(layout, w, X, Y, self.k)
                 if w is not None and np.array_equal(T_new, T_star):
                     break
                 if self.n_cccp_iter_ == self.max_cccp_iter:
@@ -410,15 +410,3 @@ def _check_indicator(Y):
         Y = Y.astype(bool)
     return Y
 
-
-def _impute_targets(layout, w, X, Y, k):
-    """Best minimal-loss set of size k per sample under ``w`` (zeros if None): all relevant
-    labels fixed in when there are fewer than k, all irrelevant ones fixed out otherwise."""
-    w = np.zeros(layout.n_features) if w is None else w
-    W, v, theta = layout.split(w)
-    S = np.asarray(X @ W.T, dtype=np.float64) + v
-    few = Y.sum(axis=1) < k
-    fixed = np.where(few[:, None], np.where(Y, 1, 0), np.where(Y, 0, -1)).astype(np.int8)
-    P = layout.pairwise_matrix(theta)
-    T, _ = star_inference(S, layout.core, P[layout.core], k, fixed=fixed)
-    return T

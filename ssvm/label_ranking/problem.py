@@ -15,8 +15,8 @@ imputed best minimal-loss set for a fixed k) and the structured hinge
 with ``Δ_q(t) = #(t ∧ ¬y_q) / k_q`` (the precision@k loss). The max is the loss-augmented
 inference of :mod:`ssvm.label_ranking.inference`; ``delta_q = Δ_q(t̂) − Δ_q(t*)`` and
 ``G_q = Ψ(x_q, t̂) − Ψ(x_q, t*)`` give ``H_q(w) = delta_q + w·G_q``. The class exposes the
-problem protocol of :mod:`ssvm.solvers` (as :class:`ssvm.problem.StructuredHinge` does), so the
-package's solvers minimise ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` over it unchanged.
+problem protocol :class:`ssvm.problem.Problem` (as :class:`ssvm.problem.StructuredHinge` does),
+so the package's solvers minimise ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` over it unchanged.
 """
 
 import time
@@ -24,6 +24,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
+
+from ssvm.problem import Problem
 
 from .inference import star_inference
 
@@ -79,8 +81,12 @@ class StarLayout:
         return T[:, self.pairs[:, 0]] * T[:, self.pairs[:, 1]]
 
 
-class LabelRankingHinge:
+class LabelRankingHinge(Problem):
     """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of label ranking over Q samples.
+
+    A :class:`ssvm.problem.Problem`: the package's solvers minimise ``J`` over it. It also offers
+    the score-space access of OCAS's line search (``supports_line_search``), with the unary scores
+    of every sample and ``θ`` as the stacked scores.
 
     Parameters
     ----------
@@ -102,6 +108,8 @@ class LabelRankingHinge:
     oracle_seconds, matvec_seconds : float
         Cumulative time in the inference and in products with ``X``.
     """
+
+    supports_line_search = True
 
     def __init__(self, X, Y, T_star, k, layout):
         self.X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
@@ -160,8 +168,8 @@ class LabelRankingHinge:
         return np.concatenate([GW.ravel(), D.sum(axis=0)])
 
     # ------------------------------------------------------------------ protocol
-    def hinge(self, w):
-        """Mean hinge and a subgradient at ``w``.
+    def plane(self, w):
+        """The mean hinge at ``w`` and its tight supporting plane there.
 
         Parameters
         ----------
@@ -170,16 +178,22 @@ class LabelRankingHinge:
         Returns
         -------
         H : float
+            ``(1/Q) Σ_q H_q(w)``.
+        offset : float
+            ``(1/Q) Σ_q delta_q``, so that ``H(w') >= offset + w'·g`` with equality at ``w``.
         g : ndarray of shape (n_features,)
+            ``(1/Q) Σ_q G_q``, a subgradient of ``H`` at ``w``.
         """
         S, theta = self._scores(self._check_w(w))
         delta, D, pdiff = self._answers(S, theta)
-        H = float(delta.sum() + (D * S).sum() + pdiff.sum(axis=0) @ theta) / self.n_queries
-        g = np.concatenate([self._weight_gradient(D), pdiff.sum(axis=0)]) / self.n_queries
-        return H, g
+        Q = self.n_queries
+        offset = float(delta.sum()) / Q
+        H = offset + float((D * S).sum() + pdiff.sum(axis=0) @ theta) / Q
+        g = np.concatenate([self._weight_gradient(D), pdiff.sum(axis=0)]) / Q
+        return H, offset, g
 
     def hinge_value(self, w):
-        """``(1/Q) Σ_q H_q(w)``.
+        """``(1/Q) Σ_q H_q(w)`` without the subgradient (saves the product with ``X``).
 
         Parameters
         ----------
@@ -192,21 +206,6 @@ class LabelRankingHinge:
         S, theta = self._scores(self._check_w(w))
         delta, D, pdiff = self._answers(S, theta)
         return float(delta.sum() + (D * S).sum() + pdiff.sum(axis=0) @ theta) / self.n_queries
-
-    def objective(self, w, C):
-        """``J(w) = ½‖w‖² + C · H(w)``.
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-        C : float
-
-        Returns
-        -------
-        float
-        """
-        w = self._check_w(w)
-        return 0.5 * float(w @ w) + float(C) * self.hinge_value(w)
 
     def planes(self, w, queries=None):
         """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the per-sample hinges at ``w``.
@@ -290,3 +289,33 @@ class LabelRankingHinge:
         QL = self.n_queries * self.layout.n_labels
         D = np.asarray(c[:QL], dtype=np.float64).reshape(self.n_queries, -1)
         return np.concatenate([self._weight_gradient(D), c[QL:]])
+
+
+def impute_targets(layout, w, X, Y, k):
+    """Target sets for a fixed k: the best minimal-loss set of size k of each sample under ``w``.
+
+    A sample with fewer than k relevant labels keeps them all (fixed in); one with more keeps
+    none of its irrelevant ones (fixed out); the inference fills the rest (CCCP's imputation for
+    the paper's eq. 8).
+
+    Parameters
+    ----------
+    layout : StarLayout
+    w : ndarray of shape (layout.n_features,) or None
+        Current weights (None: zeros, where ties go to the lower label index).
+    X : ndarray or sparse matrix of shape (n, d)
+    Y : ndarray of bool, shape (n, L)
+    k : int
+
+    Returns
+    -------
+    ndarray of bool, shape (n, L)
+    """
+    w = np.zeros(layout.n_features) if w is None else w
+    W, v, theta = layout.split(w)
+    S = np.asarray(X @ W.T, dtype=np.float64) + v
+    few = Y.sum(axis=1) < k
+    fixed = np.where(few[:, None], np.where(Y, 1, 0), np.where(Y, 0, -1)).astype(np.int8)
+    P = layout.pairwise_matrix(theta)
+    T, _ = star_inference(S, layout.core, P[layout.core], k, fixed=fixed)
+    return T

@@ -6,6 +6,8 @@ import scipy.sparse as sp
 from label_ranking_twins import all_sets
 
 from ssvm.label_ranking import LabelRankingHinge, StarLayout
+from ssvm.label_ranking.problem import impute_targets
+from ssvm.problem import Problem
 from ssvm.solvers import SOLVERS
 
 
@@ -54,6 +56,9 @@ def test_hinge_matches_brute_force(sparse, fixed_k):
         Hq, _ = brute_hinge(problem, X, Y, T, k, w)
         H, g = problem.hinge(w)
         assert H == pytest.approx(Hq.mean(), rel=1e-10, abs=1e-10)
+        H_p, offset_p, g_p = problem.plane(w)
+        assert H_p == H and np.array_equal(g_p, g)
+        assert offset_p + w @ g_p == pytest.approx(H, rel=1e-10, abs=1e-10)
         assert problem.hinge_value(w) == pytest.approx(H, rel=1e-12, abs=1e-12)
         delta, G = problem.planes(w)
         assert np.allclose(delta + G @ w, Hq, rtol=1e-9, atol=1e-9)
@@ -114,3 +119,27 @@ def test_solvers_agree():
     peg = SOLVERS["pegasos"](problem, 1.0, tol=1e-2, max_iter=20000, random_state=0)
     assert ref.objective * (1 - 1e-9) <= peg.objective <= ref.objective * 1.02
     assert problem.objective(ref.w, 1.0) == pytest.approx(ref.objective)
+
+
+def test_line_search_and_protocol():
+    rng = np.random.default_rng(3)
+    problem, *_ = _instance(rng, Q=25, L=5, d=4, core=(2,))
+    assert isinstance(problem, Problem) and problem.supports_line_search
+    ref = SOLVERS["cutting_plane"](problem, 1.0, tol=1e-6, max_iter=500)
+    ls = SOLVERS["cutting_plane"](problem, 1.0, tol=1e-6, max_iter=500, line_search=True)
+    assert ls.converged and ls.objective == pytest.approx(ref.objective, rel=2e-6)
+
+
+def test_impute_targets_is_the_best_minimal_loss_set():
+    rng = np.random.default_rng(4)
+    for k in (1, 2, 3):
+        problem, X, Y, _, _ = _instance(rng, Q=12, L=5, core=(1, 3), fixed_k=k)
+        w = rng.standard_normal(problem.n_features)
+        T = impute_targets(problem.layout, w, X, Y, k)
+        for q in range(len(X)):
+            sets = list(all_sets(5, k))
+            min_loss = min(np.sum(t & ~Y[q]) for t in sets)
+            best = max(w @ _psi(problem.layout, X[q], t) for t in sets
+                       if np.sum(t & ~Y[q]) == min_loss)
+            assert np.sum(T[q] & ~Y[q]) == min_loss and T[q].sum() == k
+            assert w @ _psi(problem.layout, X[q], T[q]) == pytest.approx(best)
