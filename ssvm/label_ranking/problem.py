@@ -203,9 +203,7 @@ class LabelRankingHinge(Problem):
         -------
         float
         """
-        S, theta = self._scores(self._check_w(w))
-        delta, D, pdiff = self._answers(S, theta)
-        return float(delta.sum() + (D * S).sum() + pdiff.sum(axis=0) @ theta) / self.n_queries
+        return self.hinge_at_scores(self.stacked_scores(w))[0]
 
     def planes(self, w, queries=None):
         """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the per-sample hinges at ``w``.
