@@ -3,7 +3,7 @@
 The generic checks that fit feed a single-column target (``y`` of shape (n, 1), several class
 values) to a multi-output estimator. A label ranking needs at least two binary labels, so
 LabelRankSVM rejects that target with a ValueError, and those checks are listed below as expected
-failures; ``test_estimator.py::test_sklearn_contract_on_multilabel_data`` tests the same
+failures; ``test_label_rank_svm.py::test_sklearn_contract_on_multilabel_data`` tests the same
 properties (fit returns self, parameters untouched, idempotence, pickling, sparse and read-only
 input, sample-order and subset invariance, n_features_in_) on multi-label data. Every check that
 does not fit passes.
