@@ -206,7 +206,7 @@ class LabelRankingHinge(Problem):
         return self.hinge_at_scores(self.stacked_scores(w))[0]
 
     def planes(self, w, queries=None):
-        """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the per-sample hinges at ``w``.
+        """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the sample hinges at ``w``.
 
         Parameters
         ----------
