@@ -285,8 +285,10 @@ def main(argv=None):
         for ax, (name, _, _) in zip(np.atleast_1d(axes), datasets):
             rows = all_rows[name]
             cols = ["BEP"] + [f"Q{n}" for n in QUESTIONS[1:]]
-            for row in rows:
-                ax.plot(range(len(cols)), [row[c] for c in cols], "o-", label=row["model"])
+            colors = plt.cm.tab20(np.linspace(0, 1, len(rows)))
+            for row, color in zip(rows, colors):
+                ax.plot(range(len(cols)), [row[c] for c in cols], "o-", color=color,
+                        label=row["model"])
             ax.set_xticks(range(len(cols)), ["auto"] + cols[1:])
             ax.set_title(name, fontsize=9)
             ax.set_ylabel("test BEP (%)")
