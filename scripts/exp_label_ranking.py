@@ -48,6 +48,7 @@ from sklearn.svm import LinearSVC
 
 from ssvm import LabelRankSVM
 from ssvm.datasets import load_emotions
+from ssvm.exceptions import DegenerateQueriesWarning
 from ssvm.label_ranking import interactive_bep
 
 QUESTIONS = (0, 1, 2, 5, 10)
@@ -179,7 +180,7 @@ def make_specs(quick, seed):
 def fit_quiet(model, X, Y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.filterwarnings("ignore", message=".*samples have no relevant label.*")
+        warnings.simplefilter("ignore", DegenerateQueriesWarning)
         return model.fit(X, Y)
 
 

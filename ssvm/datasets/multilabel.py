@@ -14,9 +14,9 @@ __all__ = ["load_emotions"]
 def load_emotions():
     """Load the "emotions" multi-label data set (593 songs, 72 audio features, 6 emotion labels).
 
-    Trohidis et al. (ISMIR 2008), bundled from the Orange3 3.3.4 distribution (see
-    ``ssvm/datasets/data/README.md``). The features are on very different scales: standardise
-    them before a linear model.
+    Trohidis et al. (ISMIR 2008), bundled from the Orange3 3.3.4 distribution (provenance and
+    licence in ``ssvm/datasets/data/emotions/``). The features are on very different scales:
+    standardise them before a linear model.
 
     Returns
     -------
@@ -30,7 +30,7 @@ def load_emotions():
     >>> data.X.shape, data.Y.shape, data.label_names[0]
     ((593, 72), (593, 6), 'amazed-suprised')
     """
-    source = resources.files("ssvm.datasets").joinpath("data", "emotions.tab.gz")
+    source = resources.files("ssvm.datasets").joinpath("data", "emotions", "emotions.tab.gz")
     with source.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
         names = f.readline().rstrip("\n").split("\t")
         f.readline()  # types

@@ -7,8 +7,9 @@ star_inference
     max-marginals, in O(2^C (L + C)).
 select_core
     greedy joint-mutual-information choice of the core labels.
-StarLayout, LabelRankingHinge
-    the parameter layout and the structured hinge (the solvers' problem object).
+StarLayout, LabelRankingHinge, impute_targets
+    the parameter layout, the structured hinge (the solvers' problem object) and the targets'
+    imputation for a fixed k.
 break_even_precision, interactive_bep, choose_threshold
     evaluation: BEP, the paper's interactive labelling, the set-size threshold.
 """
@@ -17,7 +18,7 @@ from .core import mutual_information, select_core
 from .estimator import LabelRankSVM
 from .evaluation import break_even_precision, choose_threshold, interactive_bep
 from .inference import MAX_CORE, star_inference
-from .problem import LabelRankingHinge, StarLayout
+from .problem import LabelRankingHinge, StarLayout, impute_targets
 
 __all__ = [
     "MAX_CORE",
@@ -26,6 +27,7 @@ __all__ = [
     "StarLayout",
     "break_even_precision",
     "choose_threshold",
+    "impute_targets",
     "interactive_bep",
     "mutual_information",
     "select_core",

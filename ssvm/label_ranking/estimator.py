@@ -15,6 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ssvm.exceptions import DegenerateQueriesWarning, warn_once
 from ssvm.solvers import SOLVERS
 
 from .core import select_core
@@ -38,7 +39,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
     non-zero only on pairs that touch one of ``n_core`` *core* labels (a c-star), so that the
     best set of any size is found exactly in O(2^n_core · L). Training minimises
     ``J = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` (all parameters regularised) where ``H_q`` is the structured
-    hinge of the precision@k loss of sample ``q`` (DESIGN.md §7), with one of the package's solvers.
+    hinge of the precision@k loss of sample ``q``, minimised with one of the package's solvers.
 
     Parameters
     ----------
@@ -47,7 +48,8 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
     k : "relevant" or int, default="relevant"
         ``"relevant"``: each sample's k is its number of relevant labels (break-even precision;
         the best set is unique, and samples with no or only relevant labels carry no ranking
-        information and are skipped). An int: a fixed cut-off ``1 <= k < n_labels``; samples
+        information and are skipped, with a
+        :class:`~ssvm.exceptions.DegenerateQueriesWarning`). An int: a fixed cut-off ``1 <= k < n_labels``; samples
         with more or fewer than k relevant labels have many minimal-loss sets, and training
         alternates (CCCP, the paper's eq. 8) between imputing the best of them and the convex fit.
     n_core : int, default=0
@@ -98,6 +100,8 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
         The last solve's history records.
     n_samples_fit_ : int
         Samples trained on.
+    n_skipped_queries_ : int
+        Samples skipped (``k="relevant"``: no relevant or no irrelevant label).
     n_features_in_ : int
         Number of input features.
 
@@ -198,11 +202,14 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
         if self.k == "relevant":
             k = Y.sum(axis=1)
             keep = (k > 0) & (k < n_labels)
+            self.n_skipped_queries_ = int((~keep).sum())
             if not keep.all():
-                warnings.warn(f"{int((~keep).sum())} of {Y.shape[0]} samples have no relevant "
-                              "label or only relevant labels and are skipped (with k = their "
-                              "number of relevant labels, every ranking is equally good).",
-                              UserWarning, stacklevel=3)
+                warn_once("Skipping samples whose labels cannot be ranked: with k = the number "
+                          "of relevant labels, a sample with no relevant or no irrelevant label "
+                          "has the same loss under every ranking. The fitted n_skipped_queries_ "
+                          "gives each fit's count. (Shown once per session; warnings."
+                          "simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) "
+                          "shows it at every fit.)", DegenerateQueriesWarning, stacklevel=3)
             if not keep.any():
                 raise ValueError("no training sample has both relevant and irrelevant labels; "
                                  "LabelRankSVM(k='relevant') has nothing to learn from.")
@@ -212,6 +219,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
                 raise ValueError(f"k={self.k} must be smaller than the number of labels "
                                  f"({n_labels}): the top k would hold every label.")
             k = np.full(Y.shape[0], self.k, dtype=np.int64)
+            self.n_skipped_queries_ = 0
         layout = StarLayout(n_labels, X.shape[1], self.core_)
         w, T_star, result = None, Y, None
         self.n_iter_ = 0

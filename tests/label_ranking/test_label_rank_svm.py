@@ -15,6 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ssvm import LabelRankSVM
+from ssvm.exceptions import DegenerateQueriesWarning
 from ssvm.label_ranking import star_inference
 
 
@@ -156,9 +157,11 @@ def test_degenerate_samples_are_skipped_with_a_warning(data):
     Y = Y.copy()
     Y[:4] = 0
     Y[4:6] = 1
-    with pytest.warns(UserWarning, match="6 of 160 samples"):
-        model = fit(LabelRankSVM(), X, Y)
-    assert model.n_samples_fit_ == 154
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DegenerateQueriesWarning)
+        with pytest.warns(DegenerateQueriesWarning, match="n_skipped_queries_"):
+            model = fit(LabelRankSVM(), X, Y)
+    assert model.n_samples_fit_ == 154 and model.n_skipped_queries_ == 6
 
 
 @pytest.mark.parametrize("params, X_fn, Y_fn, match", [
