@@ -192,19 +192,6 @@ class LabelRankingHinge(Problem):
         g = np.concatenate([self._weight_gradient(D), pdiff.sum(axis=0)]) / Q
         return H, offset, g
 
-    def hinge_value(self, w):
-        """``(1/Q) Σ_q H_q(w)`` without the subgradient (saves the product with ``X``).
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-
-        Returns
-        -------
-        float
-        """
-        return self.hinge_at_scores(self.stacked_scores(w))[0]
-
     def planes(self, w, queries=None):
         """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the sample hinges at ``w``.
 
