@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["VOCDataset", "load_voc", "find_voc_root"]
+__all__ = ["VOCDataset", "find_voc_root", "load_voc"]
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -231,7 +231,7 @@ def load_voc(root, split, *, year=None, check_images=True):
     ----------
     root : str or path-like
         The year folder (``.../VOC2007``), a ``VOCdevkit`` folder, or the folder holding ``VOCdevkit``
-        (see :func:`find_voc_root`). ``../shared/data/detection_mini`` is a year folder.
+        (see :func:`find_voc_root`); the bundled :func:`detection_mini_path` is a year folder.
     split : str
         Name of ``ImageSets/Main/<split>.txt`` (e.g. ``"train"``, ``"test"``, ``"trainval"``).
     year : str or int, optional
