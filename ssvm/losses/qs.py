@@ -94,6 +94,15 @@ def grid_core(scores, y, obj, pos_ids, params, c):
 
 
 @njit(cache=True)
+def _grid_entry(scores, y, sp, pos_ids, kind, table, use_above, narrow, n_bins, c):
+    """:func:`grid_core` called from Python with flat arguments (numba types them faster than the
+    named tuples, which are built here)."""
+    n_pos = sp.size
+    obj = Objective(sp, 2.0 / (n_pos * (scores.size - n_pos)), kind, table, n_pos)
+    return grid_core(scores, y, obj, pos_ids, GridParams(use_above, narrow, n_bins), c)
+
+
+@njit(cache=True)
 def _grid_batch(scores, y, starts, ends, n_pos, kind, params, c_all, delta):
     """The grid path on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP and NDCG (log2): a closed-form derivative that is never positive; Δ by
@@ -161,10 +170,10 @@ def _qs_into(scores, y, loss, c, n_bins=None, narrow=True, walk=None):
     if walk:
         return float(loss.value(walk_oracle_core(scores, y, n_pos, c, kind, table)))
     sp, pos_ids = sorted_positives(scores, y)
-    obj = Objective(sp, 2.0 / (n_pos * n_neg), kind, np.asarray(table, dtype=np.float64), n_pos)
-    params = GridParams(bool(loss.nonincreasing(n_pos, n_neg)), NARROW if narrow else 0,
-                        0 if n_bins is None else int(n_bins))
-    return float(loss.value(grid_core(scores, y, obj, pos_ids, params, c)))
+    counts = _grid_entry(scores, y, sp, pos_ids, kind, np.asarray(table, dtype=np.float64),
+                         bool(loss.nonincreasing(n_pos, n_neg)), NARROW if narrow else 0,
+                         0 if n_bins is None else int(n_bins), c)
+    return float(loss.value(counts))
 
 
 def qs_batch(scores, y, starts, ends, loss):
