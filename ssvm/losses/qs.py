@@ -200,7 +200,15 @@ def qs_batch(scores, y, starts, ends, loss):
         Each query's ``c`` in its rows, zero elsewhere.
     delta : ndarray of float64, shape (Q,)
         Δ per query.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` does not declare ``compiled_batch``.
     """
+    if not loss.compiled_batch:
+        raise ValueError(f"qs_batch's compiled loops do not serve {loss!r} (it does not declare compiled_batch); "
+                         "call qs_oracle per query, or get_oracle(loss).batch, which does")
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     sizes = ends - starts

@@ -45,6 +45,8 @@ def test_compiled_batch_is_declared_per_class():
     assert sub_ap.kind == KIND_AP and sub_ndcg().kind == KIND_NDCG_LOG2  # the derivative is inherited
     assert type("Declared", (APLoss,), {"compiled_batch": True}).compiled_batch
     assert get_oracle(APLoss(), "qs").batched is qs_batch and get_oracle(sub_ap(), "qs").batched is None
+    with pytest.raises(ValueError, match="do not serve SubAP"):
+        qs_batch(S, Y, np.array([0]), np.array([5]), sub_ap())
 
 
 class _Contradicting(QSLoss):
