@@ -10,7 +10,8 @@ descriptions of the same data give identical training problems.
 import warnings
 import numpy as np
 
-__all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries"]
+__all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries",
+           "check_group", "check_informative"]
 
 
 def queries_from_qid(qid, n_samples):
@@ -78,6 +79,27 @@ def queries_from_group(group, n_samples):
     ValueError
         If a size is not a positive integer or the sizes do not sum to ``n_samples``.
     """
+    group = check_group(group, n_samples)
+    return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
+
+
+def check_group(group, n_samples):
+    """Query sizes (LightGBM's ``group``) as int64, checked against the number of rows.
+
+    Parameters
+    ----------
+    group : array-like of int of shape (n_queries,)
+    n_samples : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_queries,)
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer or the sizes do not sum to ``n_samples``.
+    """
     group = np.asarray(group)
     if group.ndim != 1 or group.shape[0] == 0:
         raise ValueError(
@@ -98,7 +120,7 @@ def queries_from_group(group, n_samples):
             f"group sizes sum to {total} but X has {n_samples} rows; "
             "group must give the sizes of consecutive queries covering every row."
         )
-    return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
+    return group
 
 
 def resolve_queries(n_samples, qid=None, group=None):
@@ -164,17 +186,41 @@ def informative_queries(queries, relevant, *, warn=True):
             no_neg += 1
         else:
             kept.append(q)
-    if not kept:
+    # informative_queries < fit < sklearn's _fit_context wrapper < caller
+    check_informative(len(queries), no_pos, no_neg, warn=warn, stacklevel=4)
+    return kept
+
+
+def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
+    """Fail if every query is degenerate; warn about the degenerate ones otherwise.
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries.
+    no_pos, no_neg : int
+        Queries without a relevant row, and with only relevant rows.
+    warn : bool, default=True
+        Emit a ``UserWarning`` naming how many queries are skipped.
+    stacklevel : int, default=2
+        ``stacklevel`` of the warning as ``warnings.warn`` would take it in the caller of this
+        function (2: the caller's caller).
+
+    Raises
+    ------
+    ValueError
+        If no query has both a relevant and a non-relevant row.
+    """
+    if no_pos + no_neg == n_queries:
         raise ValueError(
-            f"All {len(queries)} queries are degenerate ({no_pos} without a relevant row, "
+            f"All {n_queries} queries are degenerate ({no_pos} without a relevant row, "
             f"{no_neg} without a non-relevant row): every query needs at least one positive "
             "(y > 0) and one negative row to be trained on."
         )
     if warn and (no_pos or no_neg):
         warnings.warn(
-            f"Skipping {no_pos + no_neg} of {len(queries)} queries that cannot be ranked "
+            f"Skipping {no_pos + no_neg} of {n_queries} queries that cannot be ranked "
             f"({no_pos} without a positive, {no_neg} without a negative row).",
             UserWarning,
-            stacklevel=4,  # informative_queries < fit < sklearn's _fit_context wrapper < caller
+            stacklevel=stacklevel + 1,
         )
-    return kept

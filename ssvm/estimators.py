@@ -6,7 +6,9 @@ loss-augmented inference oracles).
 """
 
 import logging
+import sys
 import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,7 +17,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -28,7 +29,7 @@ from ssvm.losses import (
     ranking_loss,
     supported_oracles,
 )
-from ssvm.problem import StructuredHinge
+from ssvm.problem import Problem, StructuredHinge, matvec
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
@@ -237,32 +238,25 @@ class RankSVM(ClassifierMixin, BaseEstimator):
                 "(use the estimator's parameters of the same name)."
             )
         ranking_mode = qid is not None or group is not None
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=ranking_mode
-        )
-        n_samples, n_features = X.shape
-        if ranking_mode:
-            queries = resolve_queries(n_samples, qid=qid, group=group)
-            relevant = np.asarray(y > 0)
-            queries = informative_queries(queries, relevant)
-            self.classes_ = np.array([0, 1])
-            targets = [relevant]
-        else:
-            check_classification_targets(y)
-            self.classes_, y_index = np.unique(y, return_inverse=True)
-            n_classes = self.classes_.shape[0]
-            if n_classes < 2:
-                raise ValueError(
-                    "RankSVM needs samples of at least two classes; the data contain only one "
-                    f"class: {self.classes_[0]!r}."
-                )
-            queries = [np.arange(n_samples, dtype=np.int64)]
-            if n_classes == 2:
-                targets = [y_index == 1]
-            else:
-                targets = [y_index == j for j in range(n_classes)]
+        zero_one = _is_loss(self.loss, "zero_one")
+        if _is_dask_array(X):
+            from ssvm.problem.dask_space import training_problem  # dask only when it is used
 
-        zero_one = isinstance(self.loss, str) and self.loss == "zero_one"
+            validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
+            problem, relevant = training_problem(X, y, qid=qid, group=group, oracle=oracle_fn,
+                                                 fit_intercept=zero_one, solver=self.solver)
+            X, targets, problems, n_queries = problem.X, [relevant], [problem], problem.n_queries
+            self.classes_, ranking_mode = np.array([0, 1]), True
+        else:
+            X, queries, targets = self._validate_in_memory(X, y, qid, group, ranking_mode)
+            n_queries = len(queries)
+            problems = [
+                partial(StructuredHinge, X, target, queries, oracle_fn, fit_intercept=zero_one,
+                        n_jobs=None if len(targets) > 1 else self.n_jobs,
+                        check_input=False)  # validated once, here
+                for target in targets
+            ]
+        n_features = X.shape[1]
         w0s = self._warm_start_points(len(targets), n_features, zero_one)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(_MAX_SEED, size=len(targets))
@@ -270,29 +264,50 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         one_vs_rest = len(targets) > 1
         jobs = [
             delayed(_fit_task)(
-                X,
-                target,
-                queries,
-                oracle_fn,
+                problem,
                 solver,
-                fit_intercept=zero_one,
                 C=self.C,
                 tol=self.tol,
                 max_iter=self.max_iter,
                 w0=w0,
                 random_state=int(seed),
-                n_jobs=None if one_vs_rest else self.n_jobs,
                 verbose=self.verbose,
                 name=f"class {self.classes_[j]!r}" if one_vs_rest else "task",
                 solver_params=self.solver_params or {},
             )
-            for j, (target, w0, seed) in enumerate(zip(targets, w0s, seeds))
+            for j, (problem, w0, seed) in enumerate(zip(problems, w0s, seeds))
         ]
         results = Parallel(n_jobs=self.n_jobs if one_vs_rest else 1)(jobs)
         self._store_results(X, targets, results, zero_one)
-        self.n_queries_ = len(queries)
+        self.n_queries_ = n_queries
         self._fitted_on_queries = ranking_mode
         return self
+
+    def _validate_in_memory(self, X, y, qid, group, ranking_mode):
+        """Validated ``X`` (float32 kept, else float64), the queries and the binary targets."""
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+            y_numeric=ranking_mode,
+        )
+        n_samples = X.shape[0]
+        if ranking_mode:
+            queries = resolve_queries(n_samples, qid=qid, group=group)
+            relevant = np.asarray(y > 0)
+            queries = informative_queries(queries, relevant)
+            self.classes_ = np.array([0, 1])
+            return X, queries, [relevant]
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                "RankSVM needs samples of at least two classes; the data contain only one "
+                f"class: {self.classes_[0]!r}."
+            )
+        queries = [np.arange(n_samples, dtype=np.int64)]
+        if n_classes == 2:
+            return X, queries, [y_index == 1]
+        return X, queries, [y_index == j for j in range(n_classes)]
 
     def _make_oracle(self):
         """The oracle callable for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
@@ -330,8 +345,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             if zero_one:
                 intercept[j] = w[n_features]
             else:
-                scores = np.asarray(safe_sparse_dot(X, coef[j]), dtype=np.float64).ravel()
-                intercept[j] = -accuracy_threshold(scores, target)
+                intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept
         self.n_iter_ = int(max(result.n_iter for result in results))
@@ -371,8 +385,8 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             ranking the model was trained to produce.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        scores = np.asarray(safe_sparse_dot(X, self.coef_.T), dtype=np.float64) + self.intercept_
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = matvec(X, self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
@@ -492,13 +506,16 @@ class _IterationLogger:
         return False
 
 
-def _fit_task(
-    X, target, queries, oracle, solver, *, fit_intercept, C, tol, max_iter, w0, random_state,
-    n_jobs, verbose, name, solver_params,
-):
-    """Build the structured-hinge problem of one binary task and minimise it (joblib worker)."""
-    problem = StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs,
-                              check_input=False)  # validated once, in fit
+def _is_dask_array(X):
+    """Whether ``X`` is a dask array (dask is not imported here: a dask array means it was)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)
+
+
+def _fit_task(problem, solver, *, C, tol, max_iter, w0, random_state, verbose, name, solver_params):
+    """Minimise one binary task's problem (a joblib worker builds it from a partial)."""
+    if not isinstance(problem, Problem):
+        problem = problem()
     if max_iter is not None:  # otherwise the solver's own default
         solver_params = {**solver_params, "max_iter": max_iter}
     result = solver(
