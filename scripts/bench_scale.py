@@ -175,7 +175,8 @@ def run_setup(name, make_problem, args, reference_w, x_bytes):
         read = x_bytes
     else:
         read = 2 * x_bytes
-    row = {"set-up": name, **row, "prepare s": setup, "X read MB/round": read / 1e6,
+    row = {"set-up": name, **row, "prepare s": setup, "X MB": x_bytes / 1e6,
+           "X read MB/round": read / 1e6,
            "client<->tasks kB/round": (problem.result_bytes / problem.n_rounds
                                        + 8 * problem.n_features * 2) / 1e3 if dask_problem else 0.0,
            "tasks/round": problem.n_blocks if dask_problem else 0}
@@ -313,11 +314,11 @@ def main(argv=None):
             client.close()
             cluster.close()
     columns = ["N", "dtype", "set-up", "rounds", "converged", "round s", "products s",
-               "oracle s", "QP s", "products alone s", "prepare s", "X read MB/round",
+               "oracle s", "QP s", "products alone s", "prepare s", "X MB", "X read MB/round",
                "client<->tasks kB/round", "tasks/round", "w vs in memory"]
     tables = [format_table(rows, columns, floatfmt={
         "round s": ".3f", "products s": ".3f", "oracle s": ".3f", "QP s": ".4f",
-        "products alone s": ".3f", "prepare s": ".2f", "X read MB/round": ".0f",
+        "products alone s": ".3f", "prepare s": ".2f", "X MB": ".0f", "X read MB/round": ".0f",
         "client<->tasks kB/round": ".1f", "w vs in memory": ".1e"},
         title=(f"Cutting plane to tol={args.tol:g} (AP, C={args.C:g}, d={args.d}, queries of "
                f"{args.query_size} rows, {args.relevant:.0%} relevant, blocks of "

@@ -239,12 +239,6 @@ class DaskStructuredHinge(Problem):
 
             wait(futures_of([X, *hinges]))  # the set-up is done before the first round
 
-    def _check_w(self, w):
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w
-
     def _round(self, task, w, per_block):
         """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
         ``per_block``; the results in that order, with the timers updated."""
@@ -263,9 +257,7 @@ class DaskStructuredHinge(Problem):
         return [p[:-2] for p in parts]
 
     def plane(self, w):
-        """The mean hinge at ``w`` and its tight supporting plane (see :meth:`Problem.plane`).
-
-        One task per block; the blocks' shares are added in block order, in float64.
+        """:meth:`Problem.plane` by one task per block, the shares added in block order (float64).
 
         Parameters
         ----------
@@ -273,9 +265,8 @@ class DaskStructuredHinge(Problem):
 
         Returns
         -------
-        H : float
-        offset : float
-        g : ndarray of shape (n_features,)
+        (H, offset, g) : (float, float, ndarray of shape (n_features,))
+            As :meth:`Problem.plane`.
         """
         parts = self._round(block_plane, self._check_w(w), [(k, ()) for k in range(self.n_blocks)])
         H, offset, g = 0.0, 0.0, np.zeros(self.n_features)
@@ -286,7 +277,7 @@ class DaskStructuredHinge(Problem):
         return H, offset, g
 
     def planes(self, w, queries=None):
-        """Tight supporting planes of the per-query hinges at ``w`` (one task per block involved).
+        """:meth:`Problem.planes` by one task per block that holds some of the ``queries``.
 
         Queries are numbered block after block, in row order (the in-memory order for consecutive
         queries).
@@ -299,15 +290,10 @@ class DaskStructuredHinge(Problem):
 
         Returns
         -------
-        delta : ndarray of shape (m,)
-        G : ndarray of shape (m, n_features)
+        (delta, G) : (ndarray of shape (m,), ndarray of shape (m, n_features))
+            As :meth:`Problem.planes`.
         """
-        w = self._check_w(w)
-        idx = np.arange(self.n_queries) if queries is None else np.asarray(queries)
-        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
-            raise ValueError("queries must be a 1-D sequence of query numbers")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
-            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
+        w, idx = self._check_w(w), self._query_numbers(queries)
         delta, G = np.zeros(idx.size), np.zeros((idx.size, self.n_features))
         if idx.size == 0:
             return delta, G

@@ -263,12 +263,6 @@ class StructuredHinge(Problem):
         return self.score_hinge.n_oracle_calls
 
     # ------------------------------------------------------------------ helpers
-    def _check_w(self, w):
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w
-
     def _timed(self, product, v):
         t0 = time.perf_counter()
         out = product(v)
@@ -335,7 +329,7 @@ class StructuredHinge(Problem):
             ``G_q = X_q.T @ c_q``, so that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
         """
         w = self._check_w(w)
-        idx = np.arange(self.n_queries) if queries is None else self._check_query_subset(queries)
+        idx = self._query_numbers(queries)
         if idx.size == 0:
             return np.zeros(0), np.zeros((0, self.n_features))
         if queries is None:
@@ -350,14 +344,6 @@ class StructuredHinge(Problem):
         for row, k in enumerate(idx):
             G[row] = self._timed(self._blocks[k].transpose, c[starts[row]:ends[row]])
         return delta, G
-
-    def _check_query_subset(self, queries):
-        idx = np.asarray(queries)
-        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
-            raise ValueError("queries must be a 1-D sequence of query numbers")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
-            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
-        return idx.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ score-space access
     # For solvers that move along a segment in w: the scores of w_b + t (w_c − w_b) are
