@@ -47,7 +47,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     """Linear structured SVM that directly optimises a ranking loss (AP, NDCG, precision@k) or 0-1.
 
     Minimises, for each binary task, ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)`` where ``H_q`` is the
-    structured hinge of query ``q`` for the chosen loss (``ssvm`` DESIGN §1). Without ``qid`` /
+    structured hinge of query ``q`` for the chosen loss (the docs: "How it works"). Without ``qid`` /
     ``group`` the whole training set is one query and ``y`` holds class labels: two classes give a
     binary problem, more classes are fitted one-vs-rest (in parallel with ``n_jobs``). With ``qid``
     or ``group``, ``y`` is graded relevance, rows with ``y > 0`` are relevant, and queries are
@@ -124,7 +124,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         Number of queries trained on (degenerate queries are skipped with a warning).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit (only when ``X`` has string column names).
 
     See Also

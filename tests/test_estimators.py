@@ -23,8 +23,7 @@ from ssvm.estimators import accuracy_threshold
 from ssvm.losses import NDCGLoss
 from ssvm.solvers import SOLVERS
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-LETOR = SHARED / "data" / "letor_sample"
+LETOR = Path(__file__).resolve().parents[1] / "ssvm" / "datasets" / "data" / "letor_sample"
 
 
 # ----------------------------------------------------------------------------- data
@@ -38,13 +37,11 @@ def cancer():
 
 @pytest.fixture(scope="module")
 def letor():
-    if not (LETOR / "rank.train").exists():
-        pytest.skip(f"LETOR sample not found at {LETOR}")
     from ssvm.datasets import load_letor, read_query_sizes
 
-    X, rel, qid = load_letor(LETOR / "rank.train")
+    X, rel, qid = load_letor(LETOR / "rank.train.gz")
     group = read_query_sizes(LETOR / "rank.train.query")
-    test = load_letor(LETOR / "rank.test", n_features=X.shape[1])
+    test = load_letor(LETOR / "rank.test.gz", n_features=X.shape[1])
     return X, rel, qid, group, test
 
 
