@@ -240,13 +240,13 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         ranking_mode = qid is not None or group is not None
         zero_one = _is_loss(self.loss, "zero_one")
         if _is_dask_array(X):
-            from ssvm.problem.dask_space import training_problem  # dask only when it is used
+            from ssvm.problem.dask_training import training_set  # dask only when it is used
 
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
-            problem, relevant = training_problem(X, y, qid=qid, group=group, oracle=oracle_fn,
-                                                 fit_intercept=zero_one, solver=self.solver)
-            X, targets, problems, n_queries = problem.X, [relevant], [problem], problem.n_queries
-            self.classes_, ranking_mode = np.array([0, 1]), True
+            data = training_set(X, y, qid=qid, group=group, oracle=oracle_fn,
+                                fit_intercept=zero_one, solver=self.solver)
+            X, targets, problems, n_queries = data.X, data.targets, data.problems, data.n_queries
+            self.classes_, ranking_mode = data.classes, data.ranking
         else:
             X, queries, targets = self._validate_in_memory(X, y, qid, group, ranking_mode)
             n_queries = len(queries)
@@ -277,7 +277,8 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             )
             for j, (problem, w0, seed) in enumerate(zip(problems, w0s, seeds))
         ]
-        results = Parallel(n_jobs=self.n_jobs if one_vs_rest else 1)(jobs)
+        in_process = not isinstance(problems[0], partial)  # dask problems: the cluster works
+        results = Parallel(n_jobs=self.n_jobs if one_vs_rest and not in_process else 1)(jobs)
         self._store_results(X, targets, results, zero_one)
         self.n_queries_ = n_queries
         self._fitted_on_queries = ranking_mode

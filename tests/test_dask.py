@@ -17,6 +17,7 @@ from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
 from ssvm.problem._dask_blocks import aligned_chunks, qid_runs  # noqa: E402
+from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
 
@@ -132,6 +133,64 @@ def test_planes_match_in_memory():
     assert dsk.n_rounds == 4 and dsk.result_bytes > 0 and dsk.matvec_seconds > 0  # [] runs none
     with pytest.raises(ValueError, match="query numbers"):
         dsk.planes(w, [mem.n_queries])
+
+
+# ---------------------------------------------------------------- queries that span blocks
+
+
+@pytest.mark.parametrize("loss", ["ap", "zero_one"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classification_without_queries_same_as_in_memory(loss, n_classes):
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((900, 5))
+    labels = np.argmax(X[:, :n_classes] + 0.8 * rng.standard_normal((900, n_classes)), axis=1)
+    mem = RankSVM(loss=loss, C=10.0).fit(X, labels)
+    dsk = RankSVM(loss=loss, C=10.0).fit(da.from_array(X, chunks=(200, 5)),
+                                         da.from_array(labels, chunks=300))
+    np.testing.assert_array_equal(dsk.classes_, mem.classes_)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-10, atol=1e-12)
+    assert dsk.n_iter_ == mem.n_iter_
+
+
+def test_gathered_rows_extra_and_queries_match_in_memory():
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((500, 4))
+    extra = rng.standard_normal((30, 4))
+    rows = np.sort(rng.choice(500, size=300, replace=False))
+    Z = np.vstack([X[rows], extra])
+    y = rng.random(Z.shape[0]) < 0.2
+    y[:2], y[-2:] = [True, False], [True, False]
+    queries = [np.arange(0, 100), np.arange(100, 330)]
+    queries = [q for q in queries if 0 < y[q].sum() < q.size]
+    oracle = get_oracle("ap", "auto")
+    for fit_intercept in (False, True):
+        dsk = DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows,
+                                extra=extra, queries=queries, fit_intercept=fit_intercept)
+        mem = StructuredHinge(Z, y, queries, oracle, fit_intercept=fit_intercept)
+        w = rng.standard_normal(dsk.n_features)
+        np.testing.assert_allclose(dsk.scores(w)[:300], mem.scores(w)[:300], rtol=1e-13)
+        for got, want in zip(dsk.plane(w), mem.plane(w)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="per-query planes .* need in-memory data"):
+        dsk.planes(w)
+    one = DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y[:300], oracle, rows=rows)
+    delta, G = one.planes(w[:4], [0])
+    H, offset, g = one.plane(w[:4])
+    assert delta[0] == offset and np.array_equal(G[0], g)
+    with pytest.raises(ValueError, match="rows must be ascending, distinct"):
+        DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows[::-1])
+    with pytest.raises(ValueError, match="extra must have 4 columns"):
+        DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows, extra=extra[:, :3])
+
+
+def test_gathered_non_finite_names_block():
+    X = np.random.default_rng(11).standard_normal((300, 3))
+    X[130, 2] = np.inf
+    y = np.arange(300) % 5 == 0
+    with pytest.raises(ValueError, match=r"X holds NaN or infinity in block 1 \(rows 100:200\), "
+                                         r"first at row 130"):
+        RankSVM().fit(da.from_array(X, chunks=(100, 3)), y)
 
 
 # ---------------------------------------------------------------- block alignment
@@ -291,8 +350,10 @@ def test_bad_dask_X_and_arguments(small):
         dask_fit(Xd.astype(complex), y, qid)
     with pytest.raises(ValueError, match="X must be 2-D"):
         DaskStructuredHinge(Xd[:, 0], y, qid, get_oracle("ap", "auto"))
-    with pytest.raises(ValueError, match="a dask X needs queries"):
-        RankSVM().fit(Xd, y > 0)
+    with pytest.raises(ValueError, match="only one class"):
+        RankSVM().fit(Xd, np.ones(len(y)))
+    with pytest.raises(ValueError, match=rf"y has shape \({len(y) - 1},\) but X has {len(y)} rows"):
+        RankSVM().fit(Xd, y[1:] > 0)
     with pytest.raises(ValueError, match="not both"):
         RankSVM().fit(Xd, y, qid=qid, group=[len(y)])
     with pytest.raises(ValueError, match="All 1 queries are degenerate"):
@@ -302,9 +363,9 @@ def test_bad_dask_X_and_arguments(small):
 def test_integer_X_and_column_chunks(small):
     X, y, qid = small
     Xi = np.round(X * 4).astype(np.int64)
-    mem = RankSVM(C=3.0).fit(Xi.astype(float), y, qid=qid)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
+        mem = RankSVM(C=3.0).fit(Xi.astype(float), y, qid=qid)
         dsk = RankSVM(C=3.0).fit(da.from_array(Xi, chunks=(64, 2)), y, qid=qid)
     assert_same_fit(mem, dsk)
 

@@ -24,12 +24,12 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._queries import check_group, check_informative
+from .._queries import check_informative
 from ._dask_blocks import aligned_chunks, block_hinge, block_queries, qid_runs
 from .protocol import Problem
 from .weight_space import StructuredHinge
 
-__all__ = ["DaskStructuredHinge", "check_dask_features", "training_problem"]
+__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -305,49 +305,3 @@ class DaskStructuredHinge(Problem):
         for pos, (delta_b, G_b) in zip(where, parts):
             delta[pos], G[pos] = delta_b, G_b
         return delta, G
-
-
-def training_problem(X, y, *, qid, group, oracle, fit_intercept, solver):
-    """The training problem of ``RankSVM.fit`` on a dask ``X`` (its ``y`` and ``qid`` or ``group``).
-
-    Parameters
-    ----------
-    X : dask.array.Array
-    y : array-like or dask array
-        Relevance grades (``y > 0`` relevant).
-    qid : array-like or dask array, or None
-    group : array-like of int, or None
-    oracle : Oracle
-    fit_intercept : bool
-    solver : str
-        The estimator's solver name.
-
-    Returns
-    -------
-    problem : DaskStructuredHinge
-    relevant : dask.array.Array of bool
-        ``y > 0`` row by row (for the decision threshold).
-
-    Raises
-    ------
-    ValueError
-        Without queries (the whole set as one query cannot be split into blocks), with both
-        ``qid`` and ``group``, with ``solver="frank_wolfe"``, or on the errors of
-        :class:`DaskStructuredHinge`.
-    """
-    if qid is None and group is None:
-        raise ValueError("a dask X needs queries (qid or group): the training set as one query "
-                         "cannot be split into blocks of rows; fit an in-memory array "
-                         "(X.compute()) for classification")
-    if qid is not None and group is not None:
-        raise ValueError("Pass either qid (a query id per row) or group (sizes of consecutive "
-                         "queries), not both.")
-    if solver == "frank_wolfe":
-        raise ValueError("solver='frank_wolfe' visits one query at a time, a round trip to the "
-                         "cluster each; it needs in-memory data. Use solver='cutting_plane' (or "
-                         "'pegasos') with a dask X.")
-    if group is not None:
-        qid = np.repeat(np.arange(len(group)), check_group(group, X.shape[0]))
-    problem = DaskStructuredHinge(X, y, qid, oracle, fit_intercept=fit_intercept)
-    y = y if isinstance(y, da.Array) else da.from_array(np.asarray(y), chunks=(problem.chunks,))
-    return problem, y.rechunk((problem.chunks,)) > 0
