@@ -1,4 +1,5 @@
-"""float32 end to end in memory: X kept as it is, products summed in float64 (DESIGN.md §6)."""
+"""The products' compiled loops against exact sums; float32 end to end in memory (X kept as it is,
+products summed in float64)."""
 
 import tracemalloc
 import warnings
@@ -12,11 +13,11 @@ from hypothesis import given, settings
 from ssvm import RankSVM
 from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge, check_features, matvec
-from ssvm.problem._float32 import scores_float32, transpose_float32
+from ssvm.problem._products import scores, transpose
 
 
 def twin_scores(X, w):
-    """The float64 product of the float32 values, by a Python loop over rows (exact sums)."""
+    """``X @ w`` of the stored values in float64, by a Python loop over rows (sums in long double)."""
     X = X.toarray() if sp.issparse(X) else X
     return np.array([float(np.sum(np.float64(row) * w, dtype=np.longdouble)) for row in X])
 
@@ -26,32 +27,34 @@ def twin_transpose(X, c):
     return np.array([float(np.sum(np.float64(col) * c, dtype=np.longdouble)) for col in X.T])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.integers(1, 60), st.integers(1, 37), st.integers(0, 2**31 - 1),
-       st.sampled_from([1e-30, 1e-3, 1.0, 1e30]), st.booleans())
-def test_kernels_against_exact_sums(n, d, seed, scale, sparse):
+       st.sampled_from([1e-30, 1e-3, 1.0, 1e30]), st.booleans(),
+       st.sampled_from([np.float32, np.float64]))
+def test_kernels_against_exact_sums(n, d, seed, scale, sparse, dtype):
     rng = np.random.default_rng(seed)
-    X = (rng.standard_normal((n, d)) * scale).astype(np.float32)
+    X = (rng.standard_normal((n, d)) * scale).astype(dtype)
     X[rng.random((n, d)) < 0.3] = 0.0
-    X[0, 0] = np.float32(scale)  # ties and repeated values
+    X[0, 0] = scale  # ties and repeated values
     w, c = rng.standard_normal(d), rng.standard_normal(n)
     Xs = sp.csr_matrix(X) if sparse else X
     bound_s = np.abs(X).astype(np.float64) @ np.abs(w) * 1e-14
     bound_g = np.abs(X).astype(np.float64).T @ np.abs(c) * 1e-14
-    assert np.all(np.abs(scores_float32(Xs, w) - twin_scores(X, w)) <= bound_s)
-    assert np.all(np.abs(transpose_float32(Xs, c) - twin_transpose(X, c)) <= bound_g)
+    assert np.all(np.abs(scores(Xs, w) - twin_scores(X, w)) <= bound_s)
+    assert np.all(np.abs(transpose(Xs, c) - twin_transpose(X, c)) <= bound_g)
     W = rng.standard_normal((d, 3))
-    np.testing.assert_array_equal(scores_float32(Xs, W)[:, 1], scores_float32(Xs, W[:, 1].copy()))
+    np.testing.assert_array_equal(scores(Xs, W)[:, 1], scores(Xs, W[:, 1].copy()))
 
 
-def test_a_rows_score_does_not_depend_on_its_block():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_rows_score_does_not_depend_on_its_block(dtype):
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((3000, 100)).astype(np.float32)
+    X = rng.standard_normal((3000, 100)).astype(dtype)
     w = rng.standard_normal(100)
-    full = scores_float32(X, w)
+    full = scores(X, w)
     for a, length in [(0, 173), (7, 1001), (13, 1003), (999, 1)]:
-        np.testing.assert_array_equal(scores_float32(X[a:a + length], w), full[a:a + length])
-        np.testing.assert_array_equal(scores_float32(X[a:a + length].copy(), w), full[a:a + length])
+        np.testing.assert_array_equal(scores(X[a:a + length], w), full[a:a + length])
+        np.testing.assert_array_equal(scores(X[a:a + length].copy(), w), full[a:a + length])
 
 
 def test_features_kept_float32_without_copy():

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ._float32 import scores_float32, transpose_float32
+from . import _products
 from .protocol import Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 
@@ -71,9 +71,9 @@ class LinearScores:
     """The products of a linear model with a block of rows: ``w -> X w (+ b)``, ``c -> Xᵀ c``.
 
     With ``fit_intercept`` the last entry of ``w`` is an intercept ``b``: a constant-1 feature
-    that is not stored (``X`` is never copied to append it). The products run in ``X``'s own
-    precision: a float32 ``X`` is never up-cast, and its products are summed in float64
-    (:mod:`ssvm.problem._float32`). Results are float64 either way.
+    that is not stored (``X`` is never copied to append it). The products read ``X`` in its own
+    precision (a float32 ``X`` is never up-cast) and sum in float64, by compiled loops
+    (:mod:`ssvm.problem._products`); results are float64.
 
     Parameters
     ----------
@@ -112,10 +112,7 @@ class LinearScores:
         -------
         ndarray of float64, shape (n_features,)
         """
-        if self.X.dtype == np.float32:
-            g = transpose_float32(self.X, c)
-        else:
-            g = np.asarray(self.X.T @ c).ravel()
+        g = _products.transpose(self.X, c)
         return np.append(g, c.sum()) if self.fit_intercept else g
 
 
@@ -124,9 +121,9 @@ def matvec(X, w):
 
     Parameters
     ----------
-    X : ndarray, sparse matrix or dask array of shape (n, d)
-        float32 ``X`` is multiplied by :func:`~ssvm.problem._float32.scores_float32` (sums in
-        float64); a dask ``X`` block by block, and computed.
+    X : ndarray or sparse matrix of float32 or float64, or dask array, of shape (n, d)
+        In-memory ``X`` by :func:`~ssvm.problem._products.scores` (sums in float64, other
+        dtypes as float64); a dask ``X`` block by block, and computed.
     w : ndarray of shape (d,) or, for an in-memory ``X``, (d, k)
 
     Returns
@@ -136,10 +133,11 @@ def matvec(X, w):
     w = np.asarray(w, dtype=np.float64)
     if hasattr(X, "map_blocks"):  # a dask array (not imported here)
         return np.asarray(X.map_blocks(matvec, w, drop_axis=1, dtype=np.float64))
-    if X.dtype == np.float32:
-        return scores_float32(X, w)
-    s = np.asarray(X @ w, dtype=np.float64)
-    return s.ravel() if w.ndim == 1 else s
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if sp.issparse(X):
+        X = X.tocsr()
+    return _products.scores(X, w)
 
 
 class StructuredHinge(Problem):

@@ -1,28 +1,30 @@
-"""Products of a float32 ``X``: the data read as float32, the sums in float64 (DESIGN.md §6).
+"""The products of a linear model with its rows: ``X w`` and ``Xᵀ c``, data read as they are
+stored (float32 or float64), sums in float64 (DESIGN.md §6).
 
-BLAS's float32 products would sum in float32, with a rounding that grows with the length of the
-sums and, for ``X w``, depends on where a row sits in the call (its last rows take another code
-path). These compiled loops read ``X`` as it is (no up-cast copy) and accumulate in float64:
+Compiled loops rather than BLAS, for three reasons:
 
-- ``X w``: each row's dot product in float64, by the same compiled loop for every row, so a row's
-  score does not depend on the block of rows it is computed in;
-- ``Xᵀ c``: ``X[i, j] · c[i]`` added into float64 sums row after row.
+- a float32 ``X`` is neither up-cast nor copied, yet its sums are float64 (BLAS's float32 products
+  would sum in float32, with a rounding that grows with the length of the sums);
+- a row's score does not depend on where the row sits: BLAS's ``gemv`` takes another code path for
+  the last rows of a call, so the same row scored in a dask block and in the whole array could
+  differ in its last bit; here every row is summed by the same compiled loop, and a problem split
+  into blocks adds up to the in-memory numbers up to the float64 rounding of adding the blocks;
+- they stream ``X`` once per product at the memory bandwidth (single-threaded ``dgemv`` measured
+  2-3x slower here; ``scripts/bench_scale.py`` times them).
 
-So a float32 problem split into blocks (dask) adds up to the same numbers as in one piece, up to
-the float64 rounding of adding the blocks' sums.
+``Xᵀ c`` adds ``X[i, j] · c[i]`` into float64 sums row after row; ``X w`` sums each row's products
+in float64, the compiler free to vectorise that sum (its order then depends on the row length only).
 """
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-__all__ = ["scores_float32", "transpose_float32"]
+__all__ = ["scores", "transpose"]
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _dense_scores(X, w):
-    # reassociation lets the compiler vectorise each row's sum; the order it picks depends on the
-    # row length only, so it is the same for every row
     n, d = X.shape
     s = np.empty(n)
     for i in range(n):
@@ -66,12 +68,12 @@ def _csr_transpose(data, indices, indptr, c, d):
     return g
 
 
-def scores_float32(X, w):
-    """``X @ w`` of a float32 ``X``, each row's sum in float64.
+def scores(X, w):
+    """``X @ w``, each row's sum in float64.
 
     Parameters
     ----------
-    X : ndarray of float32, shape (n, d), or scipy.sparse.csr_matrix of float32
+    X : ndarray of float32 or float64, shape (n, d), or scipy.sparse.csr_matrix of those
     w : ndarray of shape (d,) or (d, k)
 
     Returns
@@ -80,18 +82,18 @@ def scores_float32(X, w):
     """
     w = np.asarray(w, dtype=np.float64)
     if w.ndim == 2:
-        return np.stack([scores_float32(X, np.ascontiguousarray(col)) for col in w.T], axis=1)
+        return np.stack([scores(X, np.ascontiguousarray(col)) for col in w.T], axis=1)
     if sp.issparse(X):
         return _csr_scores(X.data, X.indices, X.indptr, w)
     return _dense_scores(X, w)
 
 
-def transpose_float32(X, c):
-    """``Xᵀ c`` of a float32 ``X`` and a float64 ``c``, accumulated in float64.
+def transpose(X, c):
+    """``Xᵀ @ c``, accumulated in float64.
 
     Parameters
     ----------
-    X : ndarray of float32, shape (n, d), or scipy.sparse.csr_matrix of float32
+    X : ndarray of float32 or float64, shape (n, d), or scipy.sparse.csr_matrix of those
     c : ndarray of shape (n,)
 
     Returns
