@@ -372,3 +372,16 @@ def test_integer_X_and_column_chunks(small):
 
 def test_every_solver_is_handled():
     assert set(SOLVERS) == {"cutting_plane", "pegasos", "frank_wolfe"}  # revisit if one is added
+
+
+def test_counters_count_each_round_once():
+    X, y, qid = ranking_data(12, n_queries=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(150, 6)), y, qid,
+                                      get_oracle("ap", "auto"))
+    for k in range(1, 4):  # the blocks' hinges live on: each round adds its own calls only
+        problem.plane(np.full(6, float(k)))
+        assert problem.n_oracle_calls == k * problem.n_queries and problem.n_rounds == k
+    problem.planes(np.ones(6), [0, 2])
+    assert problem.n_oracle_calls == 3 * problem.n_queries + 2

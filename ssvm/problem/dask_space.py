@@ -115,6 +115,12 @@ def _block_problem(X_b, hinge, fit_intercept, block):
     return StructuredHinge.from_score_hinge(X_b, hinge, fit_intercept=fit_intercept)
 
 
+def _counters(problem):
+    """``(matvec seconds, oracle seconds, oracle calls)`` so far. The block's hinge lives on
+    between rounds and keeps counting: a task reports the difference its own calls made."""
+    return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls])
+
+
 def _checked_scores(problem, w, block):
     """The block's stacked scores, or a ValueError naming the block and the first bad row."""
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
@@ -138,20 +144,22 @@ def block_plane(X_b, hinge, w, fit_intercept, block):
     Returns
     -------
     tuple
-        ``(H_b, offset_b, g_b, matvec_seconds, oracle_seconds)``.
+        ``(H_b, offset_b, g_b, counters)``, the counters as :func:`_counters` differences.
     """
     problem = _block_problem(X_b, hinge, fit_intercept, block)
+    before = _counters(problem)
     H, c, offset = problem.hinge_at_scores(_checked_scores(problem, w, block))
     g = problem.coefficients_to_subgradient(c)
-    return H, offset, g, problem.matvec_seconds, problem.oracle_seconds
+    return H, offset, g, _counters(problem) - before
 
 
 def block_planes(X_b, hinge, w, fit_intercept, block, queries):
     """Per-query planes ``(delta, G)`` of some of a block's queries (local numbers)."""
     problem = _block_problem(X_b, hinge, fit_intercept, block)
+    before = _counters(problem)
     _checked_scores(problem, w, block)
     delta, G = problem.planes(w, queries)
-    return delta, G, problem.matvec_seconds, problem.oracle_seconds
+    return delta, G, _counters(problem) - before
 
 
 class DaskStructuredHinge(Problem):
@@ -189,6 +197,8 @@ class DaskStructuredHinge(Problem):
     matvec_seconds, oracle_seconds : float
         Cumulative time in the products and the oracles, summed over the blocks' tasks (with
         several workers, more than the wall time).
+    n_oracle_calls : int
+        Cumulative number of per-query oracle calls.
     round_seconds : float
         Cumulative wall time of the rounds, as the client sees them.
     n_rounds : int
@@ -233,7 +243,7 @@ class DaskStructuredHinge(Problem):
         self.n_samples = n
         self.n_features = d + self.fit_intercept
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
-        self.n_rounds = self.result_bytes = 0
+        self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
         if persist and distributed_client() is not None:
             from distributed import futures_of, wait
 
@@ -252,9 +262,11 @@ class DaskStructuredHinge(Problem):
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
-        self.matvec_seconds += sum(p[-2] for p in parts)
-        self.oracle_seconds += sum(p[-1] for p in parts)
-        return [p[:-2] for p in parts]
+        matvec, oracle, calls = sum(p[-1] for p in parts)
+        self.matvec_seconds += matvec
+        self.oracle_seconds += oracle
+        self.n_oracle_calls += int(calls)
+        return [p[:-1] for p in parts]
 
     def plane(self, w):
         """:meth:`Problem.plane` by one task per block, the shares added in block order (float64).
