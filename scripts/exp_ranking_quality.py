@@ -27,9 +27,10 @@ import numpy as np
 import _common
 from _common import format_table, logger
 
-from ssvm._experiments.metrics import evaluate_model
-from ssvm._experiments.model_selection import DEMO_MODELS, ModelSpec, fit_model, select_C
+from ssvm._experiments.model_selection import (DEMO_MODELS, ModelSpec, evaluate_model, fit_model,
+                                               select_C)
 from ssvm.datasets import load_letor_sample
+from ssvm.exceptions import DegenerateQueriesWarning
 
 MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
 BUNDLED = ("digits", "breast_cancer", "wine", "iris")
@@ -93,7 +94,7 @@ def main(argv=None):
                         help="letor and/or bundled task names (default: all)")
     args = _common.setup(parser, argv)
     # degenerate LETOR queries are counted once in letor_task, not warned about in every fit
-    warnings.filterwarnings("ignore", message="Skipping .* queries that cannot be ranked")
+    warnings.filterwarnings("ignore", category=DegenerateQueriesWarning)
     grid, n_folds = GRID, 3
     datasets = args.datasets
     if args.quick:

@@ -228,10 +228,10 @@ def choose_C(spec, features, offsets, y, args):
     Only image labels are used (weak supervision: no boxes); folds are stratified and seeded.
     Returns the chosen C and the mean validation AP of every grid value (empty without a grid).
     """
-    from sklearn.metrics import average_precision_score
     from sklearn.model_selection import StratifiedKFold
 
     from ssvm import LatentRankSVM
+    from ssvm.metrics import mean_average_precision
 
     grid = args.C
     if len(grid) == 1:
@@ -249,7 +249,7 @@ def choose_C(spec, features, offsets, y, args):
             with _warnings_as_log():
                 model = LatentRankSVM(C=C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
                                       **spec).fit(X_fit, y_fit, offsets=o_fit)
-            aps.append(average_precision_score(y_val, model.decision_function(X_val, offsets=o_val)))
+            aps.append(mean_average_precision(y_val, model.decision_function(X_val, offsets=o_val)))
         scores[C] = float(np.mean(aps))
     return max(grid, key=lambda C: (scores[C], -C)), scores
 
@@ -311,9 +311,8 @@ def evaluate_class(name, models, test, store):
     The image-level AP (images ranked by their best window's score against the class labels)
     separates recognising the class from localising it.
     """
-    from sklearn.metrics import average_precision_score
-
     from ssvm.detection import evaluate_detections
+    from ssvm.metrics import mean_average_precision
 
     gt_boxes, gt_difficult = test.class_boxes(name)
     detections = {
@@ -329,8 +328,8 @@ def evaluate_class(name, models, test, store):
     for key, dets in detections.items():
         area[key] = evaluate_detections(dets, gt_boxes, gt_difficult, 0.5, use_07_metric=False).ap
         eleven[key] = evaluate_detections(dets, gt_boxes, gt_difficult, 0.5, use_07_metric=True).ap
-        best = np.array([scores.max() if scores.size else -np.inf for _, scores in dets])
-        image_ap[key] = float(average_precision_score(labels, best)) if labels.any() else float("nan")
+        best = np.array([scores.max() for _, scores in dets])  # NMS keeps an image's best window
+        image_ap[key] = mean_average_precision(labels, best) if labels.any() else float("nan")
     return area, eleven, image_ap
 
 

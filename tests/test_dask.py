@@ -52,7 +52,7 @@ def assert_same_fit(mem, dsk, rtol=1e-10):
     np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=rtol, atol=rtol * np.abs(mem.coef_).max())
     np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=rtol)
     assert dsk.objective_ == pytest.approx(mem.objective_, rel=rtol)
-    assert dsk.n_queries_ == mem.n_queries_
+    assert dsk.n_queries_ == mem.n_queries_ and dsk.n_skipped_queries_ == mem.n_skipped_queries_
     primal = [[r["primal"] for r in m.history_] for m in (mem, dsk)]
     np.testing.assert_allclose(primal[1], primal[0], rtol=rtol)
 

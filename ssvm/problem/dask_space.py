@@ -194,6 +194,8 @@ class DaskStructuredHinge(Problem):
     n_blocks : int
         Blocks with at least one query trained on (one task each per round).
     n_features, n_queries, n_samples : int
+    n_skipped_queries : int
+        Queries without a positive or without a negative row (not trained on).
     matvec_seconds, oracle_seconds : float
         Cumulative time in the products and the oracles, summed over the blocks' tasks (with
         several workers, more than the wall time).
@@ -227,6 +229,7 @@ class DaskStructuredHinge(Problem):
         check_informative(int(total), int(no_pos), int(no_neg), stacklevel=3)
         active = np.flatnonzero(counts[:, 0] > 0)
         self.n_queries = int(kept)
+        self.n_skipped_queries = int(total - kept)
         hinges = dask.persist(*[dask.delayed(block_hinge)(meta[k], oracle, self.n_queries)
                                 for k in active])
         if persist is None:

@@ -27,8 +27,8 @@ class TrainingSet(NamedTuple):
     classes: np.ndarray
     targets: list  # binary relevance of every row, per task (numpy or dask)
     problems: list
-    n_queries: int
-    ranking: bool  # fitted on queries
+    n_queries: int  # queries trained on
+    n_skipped: int  # queries skipped (no relevant or no non-relevant row)
 
 
 def training_set(X, y, *, qid, group, oracle, fit_intercept, solver):
@@ -70,7 +70,7 @@ def training_set(X, y, *, qid, group, oracle, fit_intercept, solver):
     problem = DaskStructuredHinge(X, y, qid, oracle, fit_intercept=fit_intercept)
     y = y if isinstance(y, da.Array) else da.from_array(np.asarray(y), chunks=(problem.chunks,))
     return TrainingSet(problem.X, np.array([0, 1]), [y.rechunk((problem.chunks,)) > 0],
-                       [problem], problem.n_queries, True)
+                       [problem], problem.n_queries, problem.n_skipped_queries)
 
 
 def _classification(X, y, oracle, fit_intercept):
@@ -89,4 +89,4 @@ def _classification(X, y, oracle, fit_intercept):
         X = X.persist()  # once, for all the tasks
     problems = [DaskGatheredHinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)
                 for target in targets]
-    return TrainingSet(X, classes, targets, problems, 1, False)
+    return TrainingSet(X, classes, targets, problems, 1, 0)
