@@ -6,7 +6,6 @@ loss-augmented inference oracles) and ``ssvm.metrics`` (scores and the decision 
 ``decision_function`` and ``predict`` are scikit-learn's (``LinearClassifierMixin``).
 """
 
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -19,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
+from ssvm._fitting import check_solver_params, draw_seeds, is_dask_array, run_solver, say
 from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
@@ -242,7 +241,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         solver_params = check_solver_params(self.solver, self.solver_params, "RankSVM")
         ranking_mode = qid is not None or group is not None
         zero_one = _is_loss(self.loss, "zero_one")
-        if _is_dask_array(X):
+        if is_dask_array(X):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
@@ -437,12 +436,6 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
 def _plain(value):
     """A numpy scalar as the Python value it holds (so messages show ``1.0``, not ``np.float64(1.0)``)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _is_dask_array(X):
-    """Whether ``X`` is a dask array (dask is not imported here: a dask array means it was)."""
-    dask_array = sys.modules.get("dask.array")
-    return dask_array is not None and isinstance(X, dask_array.Array)
 
 
 def _training_problem(X, target, queries, oracle, *, fit_intercept, n_jobs):

@@ -129,6 +129,10 @@ class DaskGatheredHinge(Problem):
     def oracle_seconds(self):
         return self.score_hinge.oracle_seconds
 
+    @property
+    def n_oracle_calls(self):
+        return self.score_hinge.n_oracle_calls
+
     def _pass(self, task, per_block):
         parts = dask.compute(*[dask.delayed(task, pure=False)(block[0], *args)
                                for block, args in zip(self._blocks, per_block)])
