@@ -218,15 +218,14 @@ def bench_size(args, n, dtype, client, workdir):
                 _, row = run_setup("dask threads", lambda: DaskStructuredHinge(Xd, y, qid, oracle),
                                    args, w_ref, x_bytes)
             rows.append({**label, **row})
-            del Xd
-        del X, queries
+        X = Xd = queries = None  # freed before the cluster holds its own copy
     if client is not None:
         Xd, yd, qd = on_workers(args, n, dtype)
         with client.as_current():
             _, row = run_setup("LocalCluster", lambda: DaskStructuredHinge(Xd, yd, qd, oracle),
                                args, w_ref, x_bytes)
         rows.append({**label, **row})
-        del Xd, yd, qd
+        Xd = yd = qd = None
         client.run(_collect)
     if "zarr" in args.setups:
         path = Path(workdir) / f"X_{n}_{dtype}.zarr"

@@ -176,7 +176,7 @@ def test_gathered_rows_extra_and_queries_match_in_memory():
         dsk.planes(w)
     one = DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y[:300], oracle, rows=rows)
     delta, G = one.planes(w[:4], [0])
-    H, offset, g = one.plane(w[:4])
+    _, offset, g = one.plane(w[:4])
     assert delta[0] == offset and np.array_equal(G[0], g)
     with pytest.raises(ValueError, match="rows must be ascending, distinct"):
         DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows[::-1])

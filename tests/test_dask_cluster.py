@@ -20,12 +20,13 @@ import joblib  # noqa: E402
 from sklearn.datasets import load_iris  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
+from test_dask import assert_same_fit, fit_both, ranking_data  # noqa: E402
+from test_latent_dask import window_data  # noqa: E402
 
-from ssvm import RankSVM  # noqa: E402
+from ssvm import LatentRankSVM, RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
-from test_dask import assert_same_fit, fit_both, ranking_data  # noqa: E402
 
 ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -34,9 +35,9 @@ ROOT = str(Path(__file__).resolve().parents[1])
 def client():
     path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, env={"PYTHONPATH": path}) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+                                  dashboard_address=None, env={"PYTHONPATH": path}) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
 
 
 def _exit_soon():
@@ -104,11 +105,11 @@ def test_interrupted_fit_resumes_from_warm_start(client):
 def test_block_errors_raised_on_the_workers(client):
     X, y, qid = ranking_data(14, n_queries=20)
     X[-3, 1] = np.nan
-    with pytest.raises(ValueError, match=rf"X holds NaN or infinity in block \d+ \(rows \d+:"
-                                         rf"{len(X)}\), first at row {len(X) - 3}"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            RankSVM().fit(da.from_array(X, chunks=(100, X.shape[1])), y, qid=qid)
+    with warnings.catch_warnings(), pytest.raises(
+            ValueError, match=rf"X holds NaN or infinity in block \d+ \(rows \d+:{len(X)}\), "
+                              rf"first at row {len(X) - 3}"):
+        warnings.simplefilter("ignore", UserWarning)
+        RankSVM().fit(da.from_array(X, chunks=(100, X.shape[1])), y, qid=qid)
 
 
 def test_joblib_dask_backend_one_vs_rest_and_grid_search(client):
@@ -130,3 +131,17 @@ def test_joblib_dask_backend_one_vs_rest_and_grid_search(client):
     assert on_dask.best_params_ == search.best_params_
     np.testing.assert_allclose(on_dask.cv_results_["mean_test_score"],
                                search.cv_results_["mean_test_score"], rtol=1e-12)
+
+
+def test_latent_negatives_on_the_workers(client):
+    features, offsets, y = window_data(5, n_images=60)
+    params = {"negatives": "all", "C": 10.0, "max_cccp_iter": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = LatentRankSVM(**params).fit(features, y, offsets=offsets)
+        with distributed.get_task_stream(client) as stream:
+            dsk = LatentRankSVM(**params).fit(da.from_array(features, chunks=(100, None)), y,
+                                              offsets=offsets)
+    assert any("block_scores" in str(t["key"]) for t in stream.data)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(dsk.latent_windows_, mem.latent_windows_)

@@ -35,7 +35,7 @@ def window_data(seed=0, n_images=40, d=6, dtype=np.float64):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dask_features_give_the_in_memory_model(loss, negatives, dtype):
     features, offsets, y = window_data(1, dtype=dtype)
-    params = dict(loss=loss, negatives=negatives, C=10.0, max_cccp_iter=4)
+    params = {"loss": loss, "negatives": negatives, "C": 10.0, "max_cccp_iter": 4}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mem = LatentRankSVM(**params).fit(features, y, offsets=offsets)

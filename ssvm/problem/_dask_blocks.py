@@ -18,7 +18,7 @@ import numpy as np
 
 from .score_space import ScoreHinge
 
-__all__ = ["aligned_chunks", "block_queries", "block_hinge", "BlockQueries"]
+__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "qid_runs"]
 
 
 def _where(block, n_rows=None):
@@ -94,7 +94,7 @@ def aligned_chunks(runs, chunks):
     same[first[1:]] = values[first[1:]] == values[first[1:] - 1]  # continues the last block's run
     values, starts = values[~same], starts[~same]
     ends = np.append(starts[1:], bounds[-1])
-    unique, index, counts = np.unique(values, return_index=True, return_counts=True)
+    unique, counts = np.unique(values, return_counts=True)
     if unique.shape[0] < values.shape[0]:
         k = int(np.argmax(counts > 1))
         where = starts[values == unique[k]]
