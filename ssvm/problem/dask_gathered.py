@@ -18,7 +18,7 @@ import time
 import dask
 import numpy as np
 
-from .dask_space import check_dask_features, distributed_client
+from .dask_space import check_dask_features, distributed_client, non_finite_error
 from .protocol import Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
@@ -32,12 +32,7 @@ def block_scores(X_b, w, fit_intercept, block):
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
         s = LinearScores(X_b, fit_intercept).scores(w)
     if not np.all(np.isfinite(s)):
-        k, row0 = block
-        bad = np.flatnonzero(~np.all(np.isfinite(X_b), axis=1))
-        where = f"block {k} (rows {row0}:{row0 + X_b.shape[0]})"
-        if bad.size:
-            raise ValueError(f"X holds NaN or infinity in {where}, first at row {row0 + bad[0]}")
-        raise ValueError(f"the scores X @ w overflow in {where}: scale the features down")
+        raise non_finite_error(X_b, block[1], block, X_b.shape[0])
     return s, time.perf_counter() - t0
 
 

@@ -29,7 +29,7 @@ from ._dask_blocks import aligned_chunks, block_hinge, block_queries, qid_runs
 from .protocol import Problem
 from .weight_space import StructuredHinge
 
-__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
+__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client", "non_finite_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,20 +121,41 @@ def _counters(problem):
     return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls])
 
 
+def non_finite_error(X_rows, first_row, block, n_rows):
+    """The ValueError for non-finite scores of the rows ``X_rows`` of a block.
+
+    Parameters
+    ----------
+    X_rows : ndarray
+        The rows whose scores were not finite (all of a block's or some); ``first_row`` is the
+        (global) number of the first.
+    first_row : int
+    block : (int, int)
+        The block's number and first row.
+    n_rows : int
+        The block's number of rows.
+
+    Returns
+    -------
+    ValueError
+        Naming the block, its rows and the first row with NaN or infinity, or saying the scores
+        overflow if ``X_rows`` is finite.
+    """
+    k, row0 = block
+    where = f"block {k} (rows {row0}:{row0 + n_rows})"
+    bad = np.flatnonzero(~np.all(np.isfinite(X_rows), axis=1))
+    if bad.size:
+        return ValueError(f"X holds NaN or infinity in {where}, first at row {first_row + bad[0]}")
+    return ValueError(f"the scores X @ w overflow in {where}: scale the features down")
+
+
 def _checked_scores(problem, w, block):
     """The block's stacked scores, or a ValueError naming the block and the first bad row."""
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
         s = problem.stacked_scores(w)
     if not np.all(np.isfinite(s)):
-        k, row0 = block
         rows = problem.score_hinge.rows  # a slice: the queries of a block are ranges of rows
-        X = problem.X[rows]
-        bad = np.flatnonzero(~np.all(np.isfinite(X), axis=1))
-        if bad.size:
-            raise ValueError(f"X holds NaN or infinity in block {k} (rows {row0}:"
-                             f"{row0 + problem.n_samples}), first at row {row0 + rows.start + bad[0]}")
-        raise ValueError(f"the scores X @ w overflow in block {k} (rows {row0}:"
-                         f"{row0 + problem.n_samples}): scale the features down")
+        raise non_finite_error(problem.X[rows], block[1] + rows.start, block, problem.n_samples)
     return s
 
 
