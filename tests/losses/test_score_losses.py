@@ -314,3 +314,12 @@ def test_ranking_by_score_of_large_queries(loss):
         tasks.append(RANK_LOSS_FNS[loss](order, yq))
     np.testing.assert_allclose(grad, expect, rtol=1e-12, atol=1e-18)
     assert task == pytest.approx(np.mean(tasks), rel=1e-11)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import ssvm.losses.score_losses
+
+    result = doctest.testmod(ssvm.losses.score_losses, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
