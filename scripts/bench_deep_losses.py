@@ -9,8 +9,8 @@ batch of 65,536 with each loss, and the loss's share of it. Targets: ``RankHinge
 MLP step. Last, where the time of the 10^6-score losses goes (cProfile, one query).
 
 ``DirectRankLoss`` negative runs the O(PN) dynamic program: it is timed only where P·N per query is
-at most 10^8. PyTorch runs single-threaded (``--threads``), as the oracles do; on a shared machine
-its spinning worker threads stall when other jobs hold the cores.
+at most 10^8. PyTorch and numpy's BLAS run single-threaded (``--threads``), as the oracles do; on a shared machine
+their spinning worker threads stall when other jobs hold the cores.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import torch
 
 import _common
 from _common import format_table, logger
-from _deep import make_loss, mlp
+from _deep import limit_threads, make_loss, mlp
 
 LOSSES = ("hinge-AP", "hinge-NDCG", "hinge-01", "pos-AP", "neg-AP", "pos-NDCG", "pos-01", "x-ent")
 QUERY_SIZE = 100  # rows per query in the "many queries" layout
@@ -149,9 +149,9 @@ def profile_rows(n, rng):
 def main(argv=None):
     parser = _common.make_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7, help="timed repeats at the largest sizes (default 7)")
-    parser.add_argument("--threads", type=int, default=1, help="PyTorch intra-op threads (default 1)")
+    parser.add_argument("--threads", type=int, default=1, help="threads of PyTorch and of numpy's BLAS (default 1)")
     args = _common.setup(parser, argv)
-    torch.set_num_threads(args.threads)
+    limit_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     sizes, mlp_batch, repeats = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6), 65_536, args.repeats
     if args.quick:
@@ -176,7 +176,7 @@ def main(argv=None):
     tables = [
         format_table(rows, title=f"Forward + backward, median ms ({repeats} repeats at n >= 1e5, {4 * repeats} "
                                  f"below), against torch.sort of the same scores timed alternately; 10% "
-                                 f"positives; torch threads {args.threads}", floatfmt=".3f"),
+                                 f"positives; threads {args.threads}", floatfmt=".3f"),
         format_table(step_rows, title=f"MLP step (Adam) on a batch of {mlp_batch}: median ms "
                                       f"of {repeats} steps, the loss's forward + backward within it",
                      floatfmt=".2f"),
@@ -205,7 +205,7 @@ def main(argv=None):
         fig.tight_layout()
         fig.savefig(Path(args.plot) / "deep_losses_speed.png", dpi=100)
         plt.close(fig)
-    _common.emit(args, tables, {"benchmark": "deep_losses", "torch_threads": args.threads, "rows": rows,
+    _common.emit(args, tables, {"benchmark": "deep_losses", "threads": args.threads, "rows": rows,
                                 "mlp_step": step_rows, "targets": target_rows, "profile": prof,
                                 "wall_seconds": wall})
     return 0
