@@ -1,8 +1,8 @@
 """Shared helpers of the experiment scripts: command line, tables, JSON, plots, data, timing.
 
 Every script takes ``--quick`` (the smoke-test size, seconds), ``--json PATH`` (results as JSON),
-``--plot DIR`` (PNG figures; matplotlib imported only then) and ``--seed``, prints its tables to
-stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
+``--plot DIR`` (PNG figures; matplotlib imported only then, and checked before any work) and
+``--seed``, prints its tables to stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
 :mod:`ssvm._experiments`, shared with ``ssvm demo``.
 """
 
@@ -17,14 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm._experiments.plots import pyplot
+from ssvm._experiments.plots import matplotlib_missing, pyplot
 from ssvm._experiments.tables import format_table
 
 __all__ = [
-    "LETOR_DIR",
     "emit",
     "format_table",
-    "load_letor_split",
+    "grouped_bars",
     "machine_info",
     "make_parser",
     "pyplot",
@@ -33,9 +32,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("scripts")
-
-#: the LETOR sample beside the repository (``<repo>/../shared/data/letor_sample``)
-LETOR_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "letor_sample"
 
 
 def make_parser(doc):
@@ -62,7 +58,10 @@ def make_parser(doc):
 
 
 def setup(parser, argv=None):
-    """Parse arguments and configure logging (stderr; the script's own steps at info).
+    """Parse arguments, check that ``--plot`` can work, and configure logging.
+
+    With ``--plot`` and no importable matplotlib the script stops here, before any work, with a
+    usage error that says what to install. Logging goes to stderr, the script's own steps at info.
 
     Parameters
     ----------
@@ -74,6 +73,8 @@ def setup(parser, argv=None):
     argparse.Namespace
     """
     args = parser.parse_args(argv)
+    if args.plot and (problem := matplotlib_missing()):
+        parser.error(problem)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
@@ -131,6 +132,23 @@ def emit(args, tables, payload):
         logger.info("wrote %s", args.json)
 
 
+def grouped_bars(ax, labels, series):
+    """Draw one group of bars per label on ``ax``, one bar per series, and name the groups.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    labels : list of str
+        The groups, left to right.
+    series : dict
+        Legend name -> values, one per label.
+    """
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar(np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width, values, width, label=name)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=20, fontsize=8)
+
+
 def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):
     """Gaussian binary ranking data: negatives ~ N(0, I), positives ~ N(mu, I), overlapping.
 
@@ -166,33 +184,3 @@ def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):
     X = rng.standard_normal((n_samples, n_features))
     X[y] += direction
     return X, y
-
-
-def load_letor_split(split, letor_dir=None):
-    """Load ``rank.<split>`` of the LETOR sample with query ids from its ``.query`` file.
-
-    Parameters
-    ----------
-    split : {"train", "test"}
-    letor_dir : path-like, optional
-        Default :data:`LETOR_DIR`.
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix of float64 (300 columns, the train file's width)
-    relevance : ndarray
-    qid : ndarray of int
-
-    Raises
-    ------
-    FileNotFoundError
-        If the LETOR sample is not there.
-    """
-    from ssvm.datasets import load_letor
-
-    root = Path(letor_dir) if letor_dir is not None else LETOR_DIR
-    path = root / f"rank.{split}"
-    if not path.exists():
-        raise FileNotFoundError(f"LETOR sample not found: {path}")
-    X, relevance, qid = load_letor(path, n_features=300)
-    return X, np.asarray(relevance), np.asarray(qid)

@@ -15,16 +15,18 @@ paper's per-call numbers.  A "large P" section follows: n = 10⁵ and 10⁶ samp
 (P ≈ n/10, scores N(0, 1) + 1 for positives), where QS must stay O(N log P + P log P); the O(PN)
 baselines run only where one call is predicted to take < ``LARGE_P_BUDGET`` seconds.
 
-Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--budget S] [--seed K]``.
+Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--plot DIR] [--budget S] [--seed K]``;
+``--plot DIR`` draws the per-call times against N (``oracle_times.png``).
 """
 
-import argparse
 import json
 import logging
 import sys
 import time
 
 import numpy as np
+
+import _common
 
 from ssvm.losses import get_oracle
 
@@ -217,16 +219,38 @@ def large_p(n_list, repeat, seed, frac_pos=0.1, budget=LARGE_P_BUDGET):
     return records
 
 
+def plot(records, plot_dir):
+    """Median ms per call against N, one panel per (regime, P), log-log; np.sort dashed."""
+    plt = _common.pyplot()
+    regimes = [regime for regime in REGIMES if any(r["regime"] == regime for r in records)]
+    n_pos_list = sorted({r["P"] for r in records})
+    fig, axes = plt.subplots(len(regimes), len(n_pos_list), figsize=(4.2 * len(n_pos_list), 3.6 * len(regimes)),
+                             squeeze=False, sharey=True)
+    for i, regime in enumerate(regimes):
+        for j, n_pos in enumerate(n_pos_list):
+            ax = axes[i, j]
+            for loss, oracle in [SORT] + ROWS:
+                cells = sorted((r["N"], r["ms"]) for r in records if (r["regime"], r["P"], r["loss"], r["oracle"])
+                               == (regime, n_pos, loss, oracle) and r["ms"] is not None)
+                if cells:
+                    ax.loglog(*zip(*cells), "k--" if loss == SORT[0] else "o-", label=f"{loss} / {oracle}")
+            ax.set_title(f"{regime}, P = {n_pos}")
+            ax.set_xlabel("N (negatives)")
+        axes[i, 0].set_ylabel("ms per call (median)")
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(f"{plot_dir}/oracle_times.png", dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small smoke-test sizes (seconds)")
-    parser.add_argument("--json", metavar="PATH", help="write the measurements as JSON")
+    parser = _common.make_parser(__doc__)
     parser.add_argument("--budget", type=float, default=None, help="skip calls predicted to take longer (s)")
     parser.add_argument("--repeat", type=int, default=None, help="timed calls per cell (median)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    args = _common.setup(parser, argv)
+    if args.verbose:
+        logger.setLevel(logging.INFO)
     if args.quick:
         n_pos_list, n_neg_list, extra = [10, 100], [1_000, 10_000], ()
         repeat, budget = args.repeat or 3, args.budget or 0.2
@@ -239,6 +263,8 @@ def main(argv=None):
         print_targets(records)
     table2 = paper_table2(repeat, args.seed)
     big = large_p([10_000, 30_000] if args.quick else [100_000, 1_000_000], min(repeat, 3), args.seed)
+    if args.plot:
+        plot(records, args.plot)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2,

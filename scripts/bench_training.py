@@ -1,9 +1,9 @@
 """Training speed: time to tolerance per solver x loss, the split of a cutting-plane iteration, LinearSVC.
 
 Data: synthetic binary ranking data (one query; Gaussian classes that overlap, 10% positives,
-d = 100 dense features) with N = 10^4, 10^5, 10^6 samples, and the LETOR sample (rank.train, 201
-queries of which those with a relevant and an irrelevant document are used, 300 sparse features,
-relevance > 0 relevant).
+d = 100 dense features) with N = 10^4, 10^5, 10^6 samples, and the bundled LETOR sample
+(rank.train, 201 queries of which those with a relevant and an irrelevant document are used, 300
+sparse features, relevance > 0 relevant).
 
 * Time to tolerance: for every data set, loss and solver, the problem (``StructuredHinge`` with the
   loss's "auto" oracle) is built and solved to the relative gap ``--tol``; a run that exceeds
@@ -32,6 +32,8 @@ import numpy as np
 
 import _common
 from _common import format_table, logger
+
+from ssvm.datasets import load_letor_sample
 
 SOLVERS = ("cutting_plane", "frank_wolfe", "pegasos")
 LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -233,7 +235,7 @@ def main(argv=None):
             acc += rows
         del X, y
     if not args.no_letor:
-        X, rel, qid = _common.load_letor_split("train")
+        X, rel, qid = load_letor_sample("train")
         if args.quick:
             keep = qid < np.unique(qid)[40]
             X, rel, qid = X[keep], rel[keep], qid[keep]

@@ -21,8 +21,7 @@ import numpy as np
 import _common
 from _common import format_table, logger
 
-from ssvm._experiments.metrics import evaluate_model
-from ssvm._experiments.model_selection import ModelSpec, fit_model, select_C
+from ssvm._experiments.model_selection import ModelSpec, evaluate_model, fit_model, select_C
 
 MODELS = (ModelSpec("hinge AP-SVM", "ap"), ModelSpec("0-1 SVM", "zero_one"))
 

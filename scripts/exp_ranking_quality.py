@@ -1,7 +1,7 @@
 """Ranking quality: AP-SVM vs NDCG-SVM vs the 0-1 SVM (and scikit-learn's LinearSVC).
 
 Data sets:
-* the LETOR sample (``../shared/data/letor_sample``): trained on rank.train with its query ids,
+* the LETOR sample (``ssvm.datasets.load_letor_sample``, bundled): trained on rank.train with its query ids,
   C by 3-fold cross-validation keeping queries whole, scored on rank.test by query (mean AP and
   mean NDCG over the test queries that have a relevant and an irrelevant document; relevance > 0 is
   relevant, NDCG uses binary gains as the NDCG-SVM does);
@@ -27,8 +27,10 @@ import numpy as np
 import _common
 from _common import format_table, logger
 
-from ssvm._experiments.metrics import evaluate_model
-from ssvm._experiments.model_selection import DEMO_MODELS, ModelSpec, fit_model, select_C
+from ssvm._experiments.model_selection import (DEMO_MODELS, ModelSpec, evaluate_model, fit_model,
+                                               select_C)
+from ssvm.datasets import load_letor_sample
+from ssvm.exceptions import DegenerateQueriesWarning
 
 MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
 BUNDLED = ("digits", "breast_cancer", "wine", "iris")
@@ -37,8 +39,8 @@ GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 
 def letor_task(quick):
     """(X_train, y_train, qid_train, X_test, y_test, qid_test) of the LETOR sample."""
-    X_train, y_train, q_train = _common.load_letor_split("train")
-    X_test, y_test, q_test = _common.load_letor_split("test")
+    X_train, y_train, q_train = load_letor_sample("train")
+    X_test, y_test, q_test = load_letor_sample("test")
     if quick:  # the first 40 training queries, the first 15 test queries
         keep = q_train < np.unique(q_train)[40]
         X_train, y_train, q_train = X_train[keep], y_train[keep], q_train[keep]
@@ -92,7 +94,7 @@ def main(argv=None):
                         help="letor and/or bundled task names (default: all)")
     args = _common.setup(parser, argv)
     # degenerate LETOR queries are counted once in letor_task, not warned about in every fit
-    warnings.filterwarnings("ignore", message="Skipping .* queries that cannot be ranked")
+    warnings.filterwarnings("ignore", category=DegenerateQueriesWarning)
     grid, n_folds = GRID, 3
     datasets = args.datasets
     if args.quick:
@@ -112,15 +114,12 @@ def main(argv=None):
         plt = _common.pyplot()
         names = list(dict.fromkeys(r["data"] for r in rows))
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        width = 0.8 / len(MODELS)
-        for k, spec in enumerate(MODELS):
-            for ax, metric in zip(axes, ("test mean AP", "test mean NDCG")):
-                values = [next(r[metric] for r in rows if r["data"] == d and r["model"] == spec.name)
-                          for d in names]
-                ax.bar(np.arange(len(names)) + k * width, values, width, label=spec.name)
-                ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=20)
-                ax.set_ylabel(metric)
-                ax.set_ylim(0, 1)
+        for ax, metric in zip(axes, ("test mean AP", "test mean NDCG")):
+            _common.grouped_bars(ax, names, {
+                spec.name: [next(r[metric] for r in rows if r["data"] == d and r["model"] == spec.name)
+                            for d in names] for spec in MODELS})
+            ax.set_ylabel(metric)
+            ax.set_ylim(0, 1)
         axes[0].legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(f"{args.plot}/ranking_quality.png", dpi=100)

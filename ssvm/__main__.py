@@ -12,6 +12,8 @@ import json
 import logging
 import sys
 
+from ssvm._experiments.plots import matplotlib_missing
+
 __all__ = ["main"]
 
 
@@ -70,7 +72,10 @@ def main(argv=None):
     int
         Exit status (0 on success).
     """
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "plot", None) and (problem := matplotlib_missing()):
+        parser.error(problem)  # before any work, not after the whole run
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.quiet:  # the demo's own steps at info; -v: all of ssvm at info, -vv: debug

@@ -7,10 +7,55 @@ order in which the queries first appear, with the row indices of each query asce
 descriptions of the same data give identical training problems.
 """
 
-import warnings
 import numpy as np
 
-__all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries"]
+from ssvm.exceptions import DegenerateQueriesWarning, warn_once
+
+__all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries",
+           "check_relevance_grades"]
+
+
+def check_relevance_grades(y, n_samples, name="y"):
+    """Relevance grades as a finite float64 vector (bool or numeric input; ``y > 0`` is relevant).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Relevance: bool, or numeric grades.
+    n_samples : int
+        Expected length.
+    name : str, default="y"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D of length ``n_samples``, not numeric (e.g. strings), or not finite.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must be 1-D with one relevance grade per row ({n_samples}); got shape "
+            f"{y.shape}."
+        )
+    if y.dtype.kind == "O":  # numbers held as objects are fine; anything else is refused below
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if y.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name} must hold numeric relevance grades (y > 0 is relevant); got dtype "
+            f"{y.dtype}. Encode the labels as numbers first, e.g. (y == 'relevant').astype(int)."
+        )
+    y = y.astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinity; relevance grades must be finite.")
+    return y
 
 
 def queries_from_qid(qid, n_samples):
@@ -143,7 +188,8 @@ def informative_queries(queries, relevant, *, warn=True):
     relevant : ndarray of bool of shape (n_samples,)
         Binary relevance of each row.
     warn : bool, default=True
-        Emit a ``UserWarning`` naming how many queries were skipped.
+        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped (its
+        text is the same for every call, so by default it shows once per session).
 
     Returns
     -------
@@ -171,10 +217,13 @@ def informative_queries(queries, relevant, *, warn=True):
             "(y > 0) and one negative row to be trained on."
         )
     if warn and (no_pos or no_neg):
-        warnings.warn(
-            f"Skipping {no_pos + no_neg} of {len(queries)} queries that cannot be ranked "
-            f"({no_pos} without a positive, {no_neg} without a negative row).",
-            UserWarning,
+        warn_once(
+            "Skipping queries that cannot be ranked: a query without a relevant row (y > 0) or "
+            "without a non-relevant row has the same loss under every ranking. The fitted "
+            "n_skipped_queries_ gives each fit's count. (Shown once per session; "
+            "warnings.simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) shows it "
+            "at every fit.)",
+            DegenerateQueriesWarning,
             stacklevel=4,  # informative_queries < fit < sklearn's _fit_context wrapper < caller
         )
     return kept

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm._experiments.metrics import evaluate_model
-from ssvm._experiments.model_selection import DEMO_MODELS, fit_model, select_C
+from ssvm._experiments.model_selection import DEMO_MODELS, evaluate_model, fit_model, select_C
 from ssvm._experiments.oracle_timing import (
     oracle_time_rows,
     record_training_scores,
@@ -96,6 +95,7 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
         tables), ``chosen_C`` (model -> C) and ``plots`` (paths written).
     """
     from tqdm.auto import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
     X_train, X_test, y_train, y_test = _load_digits(quick, random_state)
     classes = np.unique(y_train)
@@ -109,7 +109,9 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
     n_fits = len(specs) * (len(grid) * n_folds + 1)
     n_runs = len(specs) * len(classes)  # recorded single-class runs for the oracle timing
     chosen, models = {}, {}
-    with tqdm(total=n_fits + n_runs, desc="training", unit="fit", disable=not progress) as bar:
+    # log records go through tqdm.write while the bar is shown, so they never land inside it
+    with logging_redirect_tqdm(), tqdm(total=n_fits + n_runs, desc="training", unit="fit",
+                                       disable=not progress) as bar:
         for spec in specs:
             bar.set_postfix_str(spec.name)
             chosen[spec.name], _ = select_C(spec, X_train, y_train, grid, n_folds=n_folds,

@@ -1,52 +1,42 @@
 """``RankSVM``: the scikit-learn estimator over the structured-hinge solvers.
 
 This module only validates, builds queries, dispatches and stores results; the math lives in
-``ssvm.problem`` (the objective), ``ssvm.solvers`` (the minimisers) and ``ssvm.losses`` (the
-loss-augmented inference oracles).
+``ssvm.problem`` (the objective), ``ssvm.solvers`` (the minimisers), ``ssvm.losses`` (the
+loss-augmented inference oracles) and ``ssvm.metrics`` (scores and the decision threshold).
+``decision_function`` and ``predict`` are scikit-learn's (``LinearClassifierMixin``).
 """
 
-import logging
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
+from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from ssvm._queries import informative_queries, resolve_queries
-from ssvm.losses import (
-    LOSS_NAMES,
-    ORACLE_NAMES,
-    QSLoss,
-    get_oracle,
-    ranking_loss,
-    supported_oracles,
-)
+from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
+from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
+from ssvm.exceptions import MissingQidWarning, warn_once
+from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
+from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
 
-logger = logging.getLogger(__name__)
-
-_MAX_SEED = np.iinfo(np.int32).max
-# arguments of a solver that RankSVM sets from its own parameters
-_RESERVED_SOLVER_PARAMS = frozenset(
-    {"problem", "C", "tol", "max_iter", "w0", "callback", "random_state"}
-)
+_DEFAULT_K = 10
 
 
-class RankSVM(ClassifierMixin, BaseEstimator):
+class RankSVM(LinearClassifierMixin, BaseEstimator):
     """Linear structured SVM that directly optimises a ranking loss (AP, NDCG, precision@k) or 0-1.
 
     Minimises, for each binary task, ``J(w) = ½‖w‖² + C · (1/Q) Σ_q H_q(w)`` where ``H_q`` is the
-    structured hinge of query ``q`` for the chosen loss (``ssvm`` DESIGN §1). Without ``qid`` /
+    structured hinge of query ``q`` for the chosen loss (the docs: "How it works"). Without ``qid`` /
     ``group`` the whole training set is one query and ``y`` holds class labels: two classes give a
     binary problem, more classes are fitted one-vs-rest (in parallel with ``n_jobs``). With ``qid``
     or ``group``, ``y`` is graded relevance, rows with ``y > 0`` are relevant, and queries are
@@ -55,11 +45,14 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or QSLoss, default="ap"
-        Task loss whose structured hinge is minimised. ``"zero_one"`` is the usual linear SVM
-        (hinge loss with a regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)``
-        minimises the same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A user loss
-        object (an ``ssvm.losses.QSLoss`` instance, served by the "qs" and "brute" oracles) can
-        be passed as well.
+        Task loss whose structured hinge is minimised. All losses are binary: a row is relevant
+        or not (``y > 0``), so ``"ndcg"`` is NDCG with binary gains; grades above 1 count as 1
+        in training. (``score(..., gains="exponential")`` and :func:`ssvm.metrics.mean_ndcg`
+        measure graded-gain NDCG.) ``"zero_one"`` is the usual linear SVM (hinge loss with a
+        regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)`` minimises the
+        same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A user loss object (an
+        ``ssvm.losses.QSLoss`` instance, served by the "qs" and "brute" oracles) can be passed
+        as well.
     oracle : str, default="auto"
         Loss-augmented inference algorithm (``ssvm.losses.ORACLE_NAMES``). It must support the
         loss (``ssvm.losses.supported_oracles(loss)``); ``"auto"`` picks the fastest exact one.
@@ -68,9 +61,9 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         ``"frank_wolfe"``).
     C : float, default=1.0
         Weight of the mean structured hinge against ``½‖w‖²``; must be positive.
-    k : int, default=10
-        Cut-off of ``loss="precision_at_k"`` (clipped to the size of each query); ignored by
-        the other losses.
+    k : int, default=None
+        Cut-off of ``loss="precision_at_k"`` (None means 10; clipped to the size of each
+        query). The other losses have no cut-off: setting ``k`` with them warns.
     tol : float, default=1e-3
         Stopping tolerance passed to the solver (a certified duality gap for ``"cutting_plane"``
         and ``"frank_wolfe"``).
@@ -85,10 +78,9 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         Seeds the stochastic solvers (``"pegasos"``, ``"frank_wolfe"``); one seed per class is
         drawn from it up front, so results do not depend on ``n_jobs``.
     verbose : int, default=0
-        ``0``: silent; ``1``: one ``INFO`` log record per fitted task; ``≥ 2``: also one
-        ``DEBUG`` record per solver iteration. Records go to the ``ssvm.estimators`` logger
-        (configure it with :mod:`logging`); nothing is printed. A one-vs-rest fit with
-        ``n_jobs > 1`` on joblib's default (process) backend logs inside the worker processes.
+        ``0``: silent; ``1``: one line per fitted task (and the queries used) on stdout, as
+        scikit-learn estimators print; ``≥ 2``: also one line per solver iteration. A
+        one-vs-rest fit with ``n_jobs > 1`` prints from the worker processes.
     warm_start : bool, default=False
         Start the solver from the previous ``coef_`` (and ``intercept_`` for ``"zero_one"``)
         instead of zero. The previous fit must have the same number of tasks and features.
@@ -97,7 +89,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         e.g. for the cutting plane ``{"qp": "cvxpy"}`` (its dual QP through cvxpy),
         ``{"ocas": False}`` (the plain method of Joachims et al. instead of OCAS's cut rule),
         ``{"line_search": True}`` (OCAS's line search too) or ``{"mu": 0.2}`` (OCAS's cut
-        parameter).
+        parameter). An unknown key raises a ValueError listing the accepted ones.
 
     Attributes
     ----------
@@ -108,8 +100,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         and ``predict`` thresholds it at 0. For ``"zero_one"`` it is the learnt (regularised)
         intercept. The ranking losses are invariant to shifting all scores, so they do not fix
         one: it is chosen after training as the cut of the training scores that maximises
-        training accuracy (the middle one of the maximising cuts; cuts lie halfway between
-        consecutive distinct scores).
+        training accuracy (:func:`ssvm.metrics.accuracy_threshold`).
     classes_ : ndarray of shape (n_classes,)
         Class labels. When fitted with ``qid`` / ``group``, ``array([0, 1])`` (not relevant,
         relevant) and ``predict`` returns 0/1 relevance.
@@ -120,22 +111,36 @@ class RankSVM(ClassifierMixin, BaseEstimator):
     history_ : list
         The solver's history records (one list per class for one-vs-rest).
     n_queries_ : int
-        Number of queries trained on (degenerate queries are skipped with a warning).
+        Number of queries trained on.
+    n_skipped_queries_ : int
+        Number of queries skipped because they have no relevant or no non-relevant row
+        (announced by a :class:`~ssvm.exceptions.DegenerateQueriesWarning`).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit (only when ``X`` has string column names).
 
     See Also
     --------
     sklearn.svm.LinearSVC : the 0-1 (hinge) special case, solved by liblinear.
+    ssvm.metrics : the per-query measures behind ``score``.
 
     Notes
     -----
-    Within scikit-learn's model selection, pass ``qid`` to ``fit`` (it is split with the rows;
-    ``group`` sizes cannot be) and keep queries whole with ``GroupKFold`` (``groups=qid``). To
-    score per query, enable metadata routing and call ``set_score_request(qid=True)`` (and
-    ``set_fit_request(qid=True)``); otherwise ``score`` ranks each test fold as one query.
+    **Model selection on queries.** Keep queries whole (``GroupKFold`` with ``groups=qid``) and
+    score per query. Per-query scoring needs ``qid`` at ``score`` time, which scikit-learn
+    passes only with metadata routing; ``RankSVM`` requests ``qid`` for ``fit`` and ``score``
+    by default, so enabling routing is all it takes::
+
+        import sklearn
+        sklearn.set_config(enable_metadata_routing=True)
+        search = GridSearchCV(RankSVM(), {"C": [0.01, 0.1, 1.0]}, cv=GroupKFold(5))
+        search.fit(X, y, qid=qid, groups=qid)
+
+    Without routing, ``GridSearchCV`` still passes ``qid`` to ``fit`` but calls ``score``
+    without it: each test fold is ranked as one query, and a
+    :class:`~ssvm.exceptions.MissingQidWarning` says so. ``group`` sizes cannot be split with
+    the rows; use ``qid`` for model selection.
 
     Examples
     --------
@@ -152,7 +157,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         "oracle": [StrOptions(set(ORACLE_NAMES))],
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0.0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -161,6 +166,9 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "solver_params": [dict, None],
     }
+    # with metadata routing on, meta-estimators pass qid to fit and score without being asked
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
 
     def __init__(
         self,
@@ -169,7 +177,7 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         solver="cutting_plane",
         C=1.0,
         *,
-        k=10,
+        k=None,
         tol=1e-3,
         max_iter=None,
         n_jobs=None,
@@ -209,8 +217,8 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (sparse input is converted to CSR).
         y : array-like of shape (n_samples,)
-            Class labels, or graded relevance (``y > 0`` is relevant) when ``qid`` or ``group``
-            is given.
+            Class labels, or numeric relevance grades (``y > 0`` is relevant) when ``qid`` or
+            ``group`` is given.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row (as svmlight's ``qid:``); rows of a query need not be
             consecutive. Not together with ``group``.
@@ -226,25 +234,19 @@ class RankSVM(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            On an oracle that does not support the loss, both ``qid`` and ``group``, malformed
-            queries, a single class, all queries degenerate, or NaN / infinity in the input.
+            On an oracle that does not support the loss, an unknown ``solver_params`` key,
+            both ``qid`` and ``group``, malformed queries, non-numeric relevance, a single
+            class, all queries degenerate, or NaN / infinity in the input.
         """
-        oracle_fn = self._make_oracle()
-        reserved = _RESERVED_SOLVER_PARAMS.intersection(self.solver_params or {})
-        if reserved:
-            raise ValueError(
-                f"solver_params must not set {sorted(reserved)}: RankSVM passes them itself "
-                "(use the estimator's parameters of the same name)."
-            )
+        oracle = self._make_oracle()
+        solver_params = check_solver_params(self.solver, self.solver_params, "RankSVM")
         ranking_mode = qid is not None or group is not None
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=ranking_mode
-        )
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         n_samples, n_features = X.shape
         if ranking_mode:
-            queries = resolve_queries(n_samples, qid=qid, group=group)
-            relevant = np.asarray(y > 0)
-            queries = informative_queries(queries, relevant)
+            relevant = check_relevance_grades(y, n_samples) > 0
+            every_query = resolve_queries(n_samples, qid=qid, group=group)
+            queries = informative_queries(every_query, relevant)
             self.classes_ = np.array([0, 1])
             targets = [relevant]
         else:
@@ -254,58 +256,57 @@ class RankSVM(ClassifierMixin, BaseEstimator):
             if n_classes < 2:
                 raise ValueError(
                     "RankSVM needs samples of at least two classes; the data contain only one "
-                    f"class: {self.classes_[0]!r}."
+                    f"class: {_plain(self.classes_[0])!r}."
                 )
-            queries = [np.arange(n_samples, dtype=np.int64)]
-            if n_classes == 2:
-                targets = [y_index == 1]
-            else:
-                targets = [y_index == j for j in range(n_classes)]
+            every_query = queries = [np.arange(n_samples, dtype=np.int64)]
+            labels = [1] if n_classes == 2 else range(n_classes)
+            targets = [y_index == j for j in labels]
+        self.n_queries_ = len(queries)
+        self.n_skipped_queries_ = len(every_query) - len(queries)
+        if self.verbose and ranking_mode:
+            say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
+                "(no relevant or no non-relevant row)")
 
-        zero_one = isinstance(self.loss, str) and self.loss == "zero_one"
-        w0s = self._warm_start_points(len(targets), n_features, zero_one)
-        rng = check_random_state(self.random_state)
-        seeds = rng.randint(_MAX_SEED, size=len(targets))
-        solver = SOLVERS[self.solver]
+        zero_one = _is_loss(self.loss, "zero_one")
         one_vs_rest = len(targets) > 1
         jobs = [
             delayed(_fit_task)(
-                X,
-                target,
-                queries,
-                oracle_fn,
-                solver,
-                fit_intercept=zero_one,
-                C=self.C,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                w0=w0,
-                random_state=int(seed),
-                n_jobs=None if one_vs_rest else self.n_jobs,
-                verbose=self.verbose,
-                name=f"class {self.classes_[j]!r}" if one_vs_rest else "task",
-                solver_params=self.solver_params or {},
+                X, target, queries, oracle, fit_intercept=zero_one,
+                n_jobs=None if one_vs_rest else self.n_jobs, solver=self.solver, C=self.C,
+                tol=self.tol, max_iter=self.max_iter, w0=w0, random_state=seed,
+                verbose=self.verbose, solver_params=solver_params,
+                name=f"RankSVM class {_plain(self.classes_[j])!r}" if one_vs_rest else "RankSVM",
             )
-            for j, (target, w0, seed) in enumerate(zip(targets, w0s, seeds))
+            for j, (target, w0, seed) in enumerate(zip(
+                targets, self._warm_start_points(len(targets), n_features, zero_one),
+                draw_seeds(self.random_state, len(targets))))
         ]
         results = Parallel(n_jobs=self.n_jobs if one_vs_rest else 1)(jobs)
         self._store_results(X, targets, results, zero_one)
-        self.n_queries_ = len(queries)
         self._fitted_on_queries = ranking_mode
         return self
 
     def _make_oracle(self):
-        """The oracle callable for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
+        """The oracle for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
         supported = supported_oracles(self.loss)
         if self.oracle not in supported:
             raise ValueError(
                 f"oracle={self.oracle!r} does not support loss={_loss_label(self.loss)!r}; "
                 f"oracles for this loss: {', '.join(map(repr, supported))}."
             )
+        if self.k is not None and not _is_loss(self.loss, "precision_at_k"):
+            warnings.warn(
+                f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
+                f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
+                UserWarning,
+                stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
+            )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
     def _loss_params(self):
-        return {"k": self.k} if _is_loss(self.loss, "precision_at_k") else {}
+        if _is_loss(self.loss, "precision_at_k"):
+            return {"k": _DEFAULT_K if self.k is None else self.k}
+        return {}
 
     def _warm_start_points(self, n_tasks, n_features, zero_one):
         """Initial w of each task: zeros (``None``) or the previous solution."""
@@ -354,70 +355,44 @@ class RankSVM(ClassifierMixin, BaseEstimator):
                 stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
             )
 
-    # ------------------------------------------------------------ predict
+    # -------------------------------------------------------------- score
 
-    def decision_function(self, X):
-        """Scores ``X @ coef_.T + intercept_``; positive means the positive class / relevant.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            One column per class for one-vs-rest, a vector otherwise. Sorting by it gives the
-            ranking the model was trained to produce.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        scores = np.asarray(safe_sparse_dot(X, self.coef_.T), dtype=np.float64) + self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Class labels: the decision function thresholded at 0 (argmax for one-vs-rest).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Labels from ``classes_`` (0/1 relevance when fitted with ``qid`` / ``group``).
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def score(self, X, y, qid=None):
+    def score(self, X, y, qid=None, gains="binary", sample_weight=None):
         """One minus the mean task loss of the ranking by ``decision_function``.
 
         Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
-        (ties broken by index, computed with ``ssvm.losses.ranking_loss``) and accuracy of
-        ``predict`` for ``"zero_one"``. A query whose rows are all relevant scores 1.
+        and accuracy of ``predict`` for ``"zero_one"``, per query with the conventions of
+        :mod:`ssvm.metrics` (ties by row order; a query whose ranking cannot change the
+        measure — no relevant or no non-relevant row — is left out of the mean).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
         y : array-like of shape (n_samples,)
-            True labels (graded relevance, ``y > 0`` relevant, if fitted with ``qid`` /
-            ``group``).
+            True labels (numeric relevance grades, ``y > 0`` relevant, if fitted with ``qid``
+            / ``group``).
         qid : array-like of shape (n_samples,), default=None
-            Query id per row: the score is then the mean over queries that have a relevant
-            row (every query for ``"zero_one"``). Without it all rows form one query.
+            Query id per row: the score is then the mean over queries. Without it all rows
+            form one query (a :class:`~ssvm.exceptions.MissingQidWarning` says so if the model
+            was fitted with ``qid`` / ``group``).
+        gains : {"binary", "linear", "exponential"}, default="binary"
+            Gains of the NDCG (``loss="ndcg"`` only): binary, as trained, or graded —
+            ``y`` or ``2**y - 1`` (see :func:`ssvm.metrics.mean_ndcg`).
+        sample_weight : None
+            Not supported (a ValueError if given): per-query measures weigh queries equally.
+            The argument exists so that ``Pipeline.score`` works with metadata routing.
 
         Returns
         -------
         score : float
             For one-vs-rest, the mean over the classes present in ``y`` of the per-class
             score (``"zero_one"``: the multi-class accuracy of ``predict``). NaN, with a
-            warning, if no query has a relevant row.
+            warning, if no query counts.
         """
+        if sample_weight is not None:
+            raise ValueError("RankSVM.score does not take sample_weight: its per-query measures "
+                             "weigh every query equally.")
         scores = self.decision_function(X)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != scores.shape[0]:
@@ -425,141 +400,48 @@ class RankSVM(ClassifierMixin, BaseEstimator):
                 f"y must be 1-D with one label per row of X ({scores.shape[0]}); "
                 f"got shape {y.shape}."
             )
-        queries = resolve_queries(scores.shape[0], qid=qid)
-        if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
-            return float(np.mean(self.classes_[np.argmax(scores, axis=1)] == y))
-        if self._fitted_on_queries:
-            try:
-                relevance = y.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    "y must hold numeric relevance grades for a model fitted with qid / group; "
-                    f"got dtype {y.dtype}."
-                ) from None
-            tasks = [(scores, relevance > 0)]
-        elif scores.ndim == 1:
-            tasks = [(scores, y == self.classes_[1])]
-        else:
-            tasks = [(scores[:, j], y == c) for j, c in enumerate(self.classes_) if np.any(y == c)]
-        values = [self._task_score(s, r, queries) for s, r in tasks]
-        values = [v for v in values if v is not None]
-        if not values:
-            warnings.warn(
-                "score is undefined: no query has a relevant row; returning nan.",
-                UserWarning,
+        if qid is None and self._fitted_on_queries:
+            warn_once(
+                "RankSVM was fitted on queries (qid / group) but score() got no qid, so all "
+                "rows are ranked as one query. Pass qid=... to score per query. Within "
+                "GridSearchCV / cross_validate, enable metadata routing "
+                "(sklearn.set_config(enable_metadata_routing=True); RankSVM requests qid for "
+                "fit and score by default, or call set_score_request(qid=True)) and pass "
+                "qid=... and groups=qid to the search's fit.",
+                MissingQidWarning,
                 stacklevel=2,
             )
-            return float("nan")
-        return float(np.mean(values))
-
-    def _task_score(self, scores, relevant, queries):
-        """Mean over the counted queries of 1 - loss; None if no query counts.
-
-        ``ranking_loss`` needs both classes in a query; the other cases have closed forms: a
-        query whose rows are all relevant is ranked perfectly (loss 0), one without a relevant row
-        does not count for ranking losses, and the 0-1 loss is the error rate of ``scores > 0``.
-        """
-        zero_one = _is_loss(self.loss, "zero_one")
-        params = self._loss_params()
-        values = []
-        for q in queries:
-            s, r = scores[q], relevant[q]
-            n_pos = int(np.count_nonzero(r))
-            if zero_one:
-                values.append(float(np.mean((s > 0) == r)))
-            elif n_pos == r.shape[0]:
-                values.append(1.0)
-            elif n_pos > 0:
-                values.append(1.0 - ranking_loss(s, r, loss=self.loss, **params))
-        return float(np.mean(values)) if values else None
-
-def _is_loss(loss, name):
-    return isinstance(loss, str) and loss == name
+        if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
+            return float(np.mean(self.predict(X) == y))
+        options = {"qid": qid, "loss": self.loss, "gains": gains,
+                   "k": self._loss_params().get("k")}
+        if self._fitted_on_queries:
+            return ranking_score(y, scores, **options)
+        if scores.ndim == 1:
+            return ranking_score(y == self.classes_[1], scores, **options)
+        return one_vs_rest_score(y, scores, self.classes_, **options)
 
 
-def _loss_label(loss):
-    return loss if isinstance(loss, str) else type(loss).__name__
+def _plain(value):
+    """A numpy scalar as the Python value it holds (so messages show ``1.0``, not ``np.float64(1.0)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
-class _IterationLogger:
-    """Solver callback logging each iteration record at DEBUG level (picklable; never stops)."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __call__(self, record):
-        logger.debug("RankSVM %s: %s", self.name, record)
-        return False
+def _training_problem(X, target, queries, oracle, *, fit_intercept, n_jobs):
+    """The structured-hinge problem of one binary task (the one place a fit builds it)."""
+    return StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept,
+                           n_jobs=n_jobs, check_input=False)  # validated once, in fit
 
 
-def _fit_task(
-    X, target, queries, oracle, solver, *, fit_intercept, C, tol, max_iter, w0, random_state,
-    n_jobs, verbose, name, solver_params,
-):
-    """Build the structured-hinge problem of one binary task and minimise it (joblib worker)."""
-    problem = StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept, n_jobs=n_jobs,
-                              check_input=False)  # validated once, in fit
-    if max_iter is not None:  # otherwise the solver's own default
-        solver_params = {**solver_params, "max_iter": max_iter}
-    result = solver(
-        problem,
-        C,
-        tol=tol,
-        w0=w0,
-        callback=_IterationLogger(name) if verbose >= 2 else None,
-        random_state=random_state,
-        **solver_params,
-    )
+def _fit_task(X, target, queries, oracle, *, fit_intercept, n_jobs, solver, C, tol, max_iter,
+              w0, random_state, verbose, name, solver_params):
+    """Build the problem of one binary task and minimise it (joblib worker)."""
+    problem = _training_problem(X, target, queries, oracle, fit_intercept=fit_intercept,
+                                n_jobs=n_jobs)
+    result = run_solver(problem, solver, C, tol=tol, max_iter=max_iter, w0=w0,
+                        random_state=random_state, verbose=verbose, name=name,
+                        solver_params=solver_params)
     if verbose:
-        logger.info(
-            "RankSVM %s: J=%.6g after %d iterations (converged=%s, oracle %.3fs)",
-            name, result.objective, result.n_iter, result.converged, problem.oracle_seconds,
-        )
+        say(f"{name}: J={result.objective:.6g} after {result.n_iter} iterations "
+            f"(converged={result.converged}, oracle {problem.oracle_seconds:.3f}s)")
     return result
-
-
-def accuracy_threshold(scores, relevant):
-    """Threshold t maximising the accuracy of ``scores > t`` as a predictor of ``relevant``.
-
-    Candidate cuts lie halfway between consecutive distinct scores, or just below the smallest /
-    above the largest score; among the cuts of maximal accuracy the middle one is taken (so the
-    result is deterministic and not on the edge of the tie set).
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n,)
-        Finite training scores.
-    relevant : ndarray of bool of shape (n,)
-        True labels.
-
-    Returns
-    -------
-    t : float
-        Finite; ``scores > t`` is exactly the chosen cut (rows tied in score fall on the same
-        side). Usually strictly between two scores; it equals the lower one only when the two
-        are adjacent floats.
-    """
-    order = np.argsort(scores, kind="stable")
-    s = scores[order]
-    r = np.asarray(relevant, dtype=bool)[order]
-    n = s.shape[0]
-    # cut i: rows s[:i] predicted negative, s[i:] positive
-    correct = np.concatenate(([0], np.cumsum(~r))) + (
-        np.count_nonzero(r) - np.concatenate(([0], np.cumsum(r)))
-    )
-    allowed = np.ones(n + 1, dtype=bool)
-    allowed[1:n] = s[:-1] < s[1:]
-    correct = np.where(allowed, correct, -1)
-    best = np.flatnonzero(correct == correct.max())
-    i = int(best[(best.shape[0] - 1) // 2])
-    spread = s[-1] - s[0]
-    step = spread / n if 0 < spread < np.inf else max(1.0, abs(s[0]) / 2)
-    if i == 0:
-        t = s[0] - step
-        return float(t if t < s[0] else np.nextafter(s[0], -np.inf))
-    if i == n:
-        t = s[-1] + step
-        return float(t if t > s[-1] else s[-1])
-    lo, hi = s[i - 1], s[i]
-    t = lo + (hi - lo) / 2
-    return float(t if lo <= t < hi else lo)

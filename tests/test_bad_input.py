@@ -1,6 +1,7 @@
 """RankSVM rejects bad input with a ValueError that names the problem (issue #3, part 6)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import scipy.sparse as sp
 
 from ssvm import RankSVM
 from ssvm._queries import queries_from_group, queries_from_qid
+from ssvm.exceptions import DegenerateQueriesWarning
 
 
 @pytest.fixture
@@ -53,8 +55,51 @@ def test_non_finite_relevance(data):
 
 def test_one_class(data):
     X, _ = data
-    with pytest.raises(ValueError, match="only one class"):
+    # the label is shown as the user wrote it, not as numpy's repr (np.float64(1.0))
+    with pytest.raises(ValueError, match=r"only one class: 1\.0\.$"):
         fast().fit(X, np.ones(X.shape[0]))
+    with pytest.raises(ValueError, match=r"only one class: 'spam'\.$"):
+        fast().fit(X, np.array(["spam"] * X.shape[0], dtype=object))
+
+
+@pytest.mark.parametrize("dtype", ["U", object])
+def test_string_relevance_with_qid(data, dtype):
+    X, y = data
+    labels = np.where(y == 1, "relevant", "other").astype(dtype)
+    with pytest.raises(ValueError, match=r"y must hold numeric relevance grades .*Encode"):
+        fast().fit(X, labels, qid=np.repeat(np.arange(4), 10))
+    clf = fast().fit(X, y, qid=np.repeat(np.arange(4), 10))
+    with pytest.raises(ValueError, match="y_true must hold numeric relevance grades"):
+        clf.score(X, labels, qid=np.repeat(np.arange(4), 10))
+
+
+def test_numeric_relevance_held_as_objects_is_accepted(data):
+    X, y = data
+    qid = np.repeat(np.arange(4), 10)
+    a = fast().fit(X, y.astype(object), qid=qid)
+    b = fast().fit(X, y, qid=qid)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_k_with_a_loss_that_has_no_cut_off_warns(data):
+    X, y = data
+    with pytest.warns(UserWarning, match=r"k=5 is ignored: only loss='precision_at_k'"):
+        fast(loss="ap", k=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning where k is used, or left unset
+        fast(loss="precision_at_k", k=5).fit(X, y)
+        fast(loss="ap").fit(X, y)
+
+
+def test_unknown_solver_params_key_lists_the_accepted_ones(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['batch_size'\] for "
+                       r"solver='cutting_plane'; it accepts \['qp', 'capacity', 'prune_after', "
+                       r"'ocas', 'line_search', 'mu'\]"):
+        fast(solver_params={"batch_size": 3}).fit(X, y)
+    with pytest.raises(ValueError, match=r"for solver='pegasos'; it accepts \['batch_size', "
+                       r"'check_every'\]"):
+        fast(solver="pegasos", solver_params={"qp": "cvxpy"}).fit(X, y)
 
 
 def test_continuous_labels_without_qid(data):
@@ -68,9 +113,9 @@ def test_query_without_positive_is_skipped_with_warning(data):
     qid = np.repeat(np.arange(4), 10)
     y = y.copy()
     y[qid == 2] = 0  # query 2 has no relevant row
-    with pytest.warns(UserWarning, match=r"Skipping 1 of 4 queries .*1 without a positive"):
+    with pytest.warns(DegenerateQueriesWarning, match="Skipping queries that cannot be ranked"):
         clf = fast().fit(X, y, qid=qid)
-    assert clf.n_queries_ == 3
+    assert (clf.n_queries_, clf.n_skipped_queries_) == (3, 1)
     # the skipped query does not change the model: fitting without it gives the same weights
     keep = qid != 2
     ref = fast().fit(X[keep], y[keep], qid=qid[keep])
@@ -82,8 +127,27 @@ def test_query_without_negative_is_skipped_with_warning(data):
     qid = np.repeat(np.arange(4), 10)
     y = y.copy()
     y[qid == 1] = 3
-    with pytest.warns(UserWarning, match="1 without a negative"):
-        fast().fit(X, y, qid=qid)
+    with pytest.warns(DegenerateQueriesWarning, match="without a non-relevant row"):
+        clf = fast().fit(X, y, qid=qid)
+    assert (clf.n_queries_, clf.n_skipped_queries_) == (3, 1)
+
+
+def test_skip_warning_is_said_once_unless_always_is_asked_for(data):
+    X, y = data
+    qid = np.repeat(np.arange(4), 10)
+    y = y.copy()
+    y[qid == 2] = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateQueriesWarning)
+        for _ in range(3):
+            fast().fit(X, y, qid=qid)
+    assert sum(w.category is DegenerateQueriesWarning for w in caught) == 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            with warnings.catch_warnings():  # as scikit-learn wraps every fit of a search
+                fast().fit(X, y, qid=qid)
+    assert sum(w.category is DegenerateQueriesWarning for w in caught) <= 1
 
 
 def test_all_queries_degenerate(data):

@@ -1,6 +1,9 @@
 """RankSVM: equivalences, model selection, persistence, queries, multi-class, warm start (issue #3)."""
 
-import logging
+import os
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import joblib
@@ -11,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import config_context
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
 from sklearn.metrics import average_precision_score, ndcg_score
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score, train_test_split
 from sklearn.pipeline import make_pipeline
@@ -19,12 +22,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from ssvm import RankSVM
-from ssvm.estimators import accuracy_threshold
 from ssvm.losses import NDCGLoss
+from ssvm.exceptions import DegenerateQueriesWarning, MissingQidWarning
+from ssvm.metrics import accuracy_threshold, mean_ndcg
 from ssvm.solvers import SOLVERS
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-LETOR = SHARED / "data" / "letor_sample"
+LETOR = Path(__file__).resolve().parents[1] / "ssvm" / "datasets" / "data" / "letor_sample"
 
 
 # ----------------------------------------------------------------------------- data
@@ -38,13 +41,11 @@ def cancer():
 
 @pytest.fixture(scope="module")
 def letor():
-    if not (LETOR / "rank.train").exists():
-        pytest.skip(f"LETOR sample not found at {LETOR}")
     from ssvm.datasets import load_letor, read_query_sizes
 
-    X, rel, qid = load_letor(LETOR / "rank.train")
+    X, rel, qid = load_letor(LETOR / "rank.train.gz")
     group = read_query_sizes(LETOR / "rank.train.query")
-    test = load_letor(LETOR / "rank.test", n_features=X.shape[1])
+    test = load_letor(LETOR / "rank.test.gz", n_features=X.shape[1])
     return X, rel, qid, group, test
 
 
@@ -144,13 +145,16 @@ def test_score_with_qid_is_mean_over_queries_with_a_positive():
 def test_score_edge_cases(cancer):
     X, y = cancer
     clf = RankSVM(tol=1e-2).fit(X, y)
-    with pytest.warns(UserWarning, match="no query has a relevant row; returning nan"):
-        assert np.isnan(clf.score(X, np.zeros_like(y)))
-    # a query of relevant rows only is ranked perfectly; the other query scores its AP
+    for target in (np.zeros_like(y), np.ones_like(y)):
+        with pytest.warns(UndefinedMetricWarning, match="no query has both a relevant and a "
+                          "non-relevant row.*returning nan"):
+            assert np.isnan(clf.score(X, target))
+    # a query of relevant rows only scores the same under every ranking: it does not count
+    # (ssvm.metrics' convention, as in training); the other query scores its AP
     qid = np.arange(X.shape[0]) % 2
     target = np.where(qid == 0, y, 1)
     s = clf.decision_function(X)
-    expected = (average_precision_ties_by_index(y[qid == 0] == 1, s[qid == 0]) + 1.0) / 2
+    expected = average_precision_ties_by_index(y[qid == 0] == 1, s[qid == 0])
     assert clf.score(X, target, qid=qid) == pytest.approx(expected, abs=1e-12)
 
 
@@ -210,22 +214,23 @@ def test_ranking_intercept_maximises_training_accuracy(cancer):
 def test_letor_qid_and_group_give_identical_models(letor):
     X, rel, qid, group, (X_test, rel_test, qid_test) = letor
     assert sp.issparse(X)
-    skipped = r"Skipping 60 of 201 queries .*\(3 without a positive, 57 without a negative row\)"
-    with pytest.warns(UserWarning, match=skipped):
+    with pytest.warns(DegenerateQueriesWarning, match="Skipping queries that cannot be ranked"):
         a = RankSVM(loss="ap", C=1.0, tol=1e-3).fit(X, rel, qid=qid)
-    with pytest.warns(UserWarning, match=skipped):
+    with pytest.warns(DegenerateQueriesWarning, match="Skipping queries that cannot be ranked"):
         b = RankSVM(loss="ap", C=1.0, tol=1e-3).fit(X, rel, group=group)
+    # 3 queries without a relevant row, 57 without a non-relevant one
     assert a.n_queries_ == b.n_queries_ == 141
+    assert a.n_skipped_queries_ == b.n_skipped_queries_ == 60
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.objective_ == b.objective_
-    # held-out mean AP over the test queries beats a random ranking (many test queries are
-    # mostly relevant, so chance is high: measured 0.837 vs 0.786 at the time of writing)
+    # held-out mean AP over the test queries that can be ranked beats a random ranking (many
+    # test queries are mostly relevant, so chance is high)
     rng = np.random.RandomState(0)
     chance = np.mean([
         average_precision_ties_by_index(rel_test[qid_test == q] > 0,
                                         rng.rand(np.sum(qid_test == q)))
-        for q in np.unique(qid_test) if np.any(rel_test[qid_test == q] > 0)
+        for q in np.unique(qid_test) if 0 < np.mean(rel_test[qid_test == q] > 0) < 1
     ])
     assert a.score(X_test, rel_test, qid=qid_test) > chance + 0.03
 
@@ -291,15 +296,81 @@ def test_grid_search_metadata_routing_scores_per_query():
     with config_context(enable_metadata_routing=True):
         est = RankSVM(tol=1e-2, max_iter=100).set_fit_request(qid=True).set_score_request(qid=True)
         grid = GridSearchCV(est, {"C": [0.1, 10.0]}, cv=cv).fit(X, rel, qid=qid, groups=qid)
+        # RankSVM requests qid for fit and score by default: routing on is all it takes
+        default = GridSearchCV(RankSVM(tol=1e-2, max_iter=100), {"C": [0.1, 10.0]}, cv=cv)
+        default.fit(X, rel, qid=qid, groups=qid)
+    np.testing.assert_array_equal(default.cv_results_["mean_test_score"],
+                                  grid.cv_results_["mean_test_score"])
+    # the same inside a Pipeline (the scaler ignores qid; the pipeline routes it to RankSVM)
+    with config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(with_mean=False, with_std=False),
+                             RankSVM(tol=1e-2, max_iter=100))
+        piped = GridSearchCV(pipe, {"ranksvm__C": [0.1, 10.0]}, cv=cv)
+        piped.fit(X, rel, qid=qid, groups=qid)
+    np.testing.assert_allclose(piped.cv_results_["mean_test_score"],
+                               grid.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="does not take sample_weight"):
+        grid.best_estimator_.score(X, rel, qid=qid, sample_weight=np.ones(len(rel)))
     # the fold score is the per-query score of a model trained with the fold's queries
     train, test = next(cv.split(X, rel, groups=qid))
     ref = RankSVM(C=0.1, tol=1e-2, max_iter=100).fit(X[train], rel[train], qid=qid[train])
     assert grid.cv_results_["split0_test_score"][0] == pytest.approx(
         ref.score(X[test], rel[test], qid=qid[test]), abs=1e-12
     )
-    assert ref.score(X[test], rel[test], qid=qid[test]) != pytest.approx(
-        ref.score(X[test], rel[test]), abs=1e-9
-    )
+    with pytest.warns(MissingQidWarning, match="set_score_request"):
+        one_query = ref.score(X[test], rel[test])
+    assert ref.score(X[test], rel[test], qid=qid[test]) != pytest.approx(one_query, abs=1e-9)
+
+
+def test_per_query_grid_search_recipe_on_letor_picks_the_per_query_best_C(letor):
+    """The documented recipe (routing on, nothing else) picks the C that per-query CV picks."""
+    X, rel, qid, _, _ = letor
+    grid, cv = [0.01, 0.1, 1.0, 10.0], GroupKFold(n_splits=3)
+    # by hand: GroupKFold folds, one model per fold, mean NDCG over each test fold's queries
+    by_hand = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateQueriesWarning)
+        for C in grid:
+            fold_scores = []
+            for train, test in cv.split(X, rel, groups=qid):
+                model = RankSVM(loss="ndcg", C=C).fit(X[train], rel[train], qid=qid[train])
+                fold_scores.append(mean_ndcg(rel[test], model.decision_function(X[test]),
+                                             qid=qid[test]))
+            by_hand.append(np.mean(fold_scores))
+        expected_C = grid[int(np.argmax(by_hand))]
+        with config_context(enable_metadata_routing=True):
+            search = GridSearchCV(RankSVM(loss="ndcg"), {"C": grid}, cv=cv)
+            search.fit(X, rel, qid=qid, groups=qid)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand, rtol=0, atol=1e-12)
+    assert search.best_params_["C"] == expected_C
+    # the trap the warning is about: without routing each test fold is scored as one query, and
+    # on this sample that picks another C
+    with pytest.warns(MissingQidWarning, match="enable metadata routing"):
+        plain = GridSearchCV(RankSVM(loss="ndcg"), {"C": grid}, cv=cv).fit(X, rel, qid=qid,
+                                                                         groups=qid)
+    assert plain.best_params_["C"] != expected_C
+
+
+def test_grid_search_says_each_query_warning_once():
+    """In a fresh interpreter, as a user runs it: 2 C x 3 folds + refit = 7 fits, one warning each."""
+    script = """
+import numpy as np
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from ssvm import RankSVM
+rng = np.random.RandomState(0)
+X = rng.randn(120, 4)
+rel = (X[:, 0] + 0.5 * rng.randn(120) > 0).astype(int)
+qid = np.repeat(np.arange(12), 10)
+rel[qid == 3] = 0  # a query without a relevant row
+GridSearchCV(RankSVM(tol=1e-2, max_iter=50), {"C": [0.1, 1.0]}, cv=GroupKFold(3)).fit(
+    X, rel, qid=qid, groups=qid)
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count(": DegenerateQueriesWarning:") == 1, proc.stderr
+    assert proc.stderr.count(": MissingQidWarning:") == 1, proc.stderr
 
 
 # -------------------------------------------------------------------- multi-class
@@ -388,17 +459,42 @@ def test_convergence_warning_names_max_iter(cancer):
     assert clf.n_iter_ == 1
 
 
-def test_verbose_logs_and_silent_by_default(cancer, caplog):
+def test_verbose_prints_to_stdout_like_sklearn_and_is_silent_by_default(cancer, capsys):
     X, y = cancer
-    with caplog.at_level(logging.DEBUG, logger="ssvm.estimators"):
-        RankSVM(tol=1e-2, max_iter=50).fit(X, y)
-    assert not [r for r in caplog.records if r.name == "ssvm.estimators"]
-    caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="ssvm.estimators"):
-        clf = RankSVM(tol=1e-2, max_iter=50, verbose=2).fit(X, y)
-    records = [r for r in caplog.records if r.name == "ssvm.estimators"]
-    assert sum(r.levelno == logging.INFO for r in records) == 1
-    assert sum(r.levelno == logging.DEBUG for r in records) == len(clf.history_)
+    RankSVM(tol=1e-2, max_iter=50).fit(X, y)
+    assert capsys.readouterr() == ("", "")
+    # no logging configuration needed: verbose=1 prints one line per task to stdout
+    RankSVM(tol=1e-2, max_iter=50, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("RankSVM: J=")
+    clf = RankSVM(tol=1e-2, max_iter=50, verbose=2).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("RankSVM: iteration ") for line in lines) == len(clf.history_)
+    assert len(lines) == len(clf.history_) + 1
+    # one-vs-rest names the class by its plain value; ranking mode says how many queries
+    iris_X, iris_y = load_iris(return_X_y=True)
+    RankSVM(tol=1e-2, max_iter=50, verbose=1).fit(iris_X, iris_y.astype(np.int64))
+    Xq, rel, qid = synthetic_queries()
+    rel[qid == qid[0]] = 0
+    with pytest.warns(DegenerateQueriesWarning):
+        RankSVM(tol=1e-2, max_iter=50, verbose=1).fit(Xq, rel, qid=qid)
+    out = capsys.readouterr().out
+    assert "RankSVM class 0: J=" in out and "RankSVM class 2: J=" in out
+    assert "RankSVM: 11 queries, 1 skipped" in out
+    assert "np." not in out
+
+
+def test_verbose_lines_do_not_land_inside_a_progress_bar(cancer, capsys):
+    from tqdm import tqdm
+
+    X, y = cancer
+    with tqdm(total=3, file=sys.stdout) as bar:  # a bar on the same stream, drawn, not closed
+        bar.update(1)
+        RankSVM(tol=1e-2, max_iter=50, verbose=2).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.split("\n") if "RankSVM" in line]
+    assert lines
+    # tqdm.write clears the bar first: what the terminal shows of the line is the message alone
+    assert all(line.split("\r")[-1].startswith("RankSVM") for line in lines), lines
 
 
 def test_user_loss_object_is_accepted(cancer):

@@ -5,19 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssvm.latent import LatentRankSVM, _as_bags, _ConvexSetup, _max_pooled_oracle, _segment_argmax
+from ssvm.latent import LatentRankSVM
+from ssvm.latent.bags import as_bags
+from ssvm.latent.convex import ConvexBound
 from ssvm.losses import get_oracle
 
 
 # ------------------------------------------------------------------ slow, obviously-right twins
-def slow_segment_argmax(values, offsets):
-    out = []
-    for i in range(len(offsets) - 1):
-        segment = list(values[offsets[i]:offsets[i + 1]])
-        out.append(offsets[i] + segment.index(max(segment)))
-    return np.array(out)
-
-
 def slow_nms(boxes, scores, threshold):
     def iou(a, b):
         iw = min(a[2], b[2]) - max(a[0], b[0]) + 1
@@ -52,7 +46,10 @@ def latent_objective(model, bags, y, C):
         neg = [v for s, label in zip(window_scores, y) if not label for v in s]
     scores = np.array(pos + neg)
     labels = np.array([True] * len(pos) + [False] * len(neg))
-    return 0.5 * (w @ w + b * b) + C * hinge(scores, labels, model.loss)
+    # the ranking hinges are invariant to a shift of all scores, so intercept_ (their decision
+    # threshold) only enters J where it is learnt and regularised: zero_one
+    learnt = b if model.loss == "zero_one" else 0.0
+    return 0.5 * (w @ w + learnt * learnt) + C * hinge(scores, labels, model.loss)
 
 
 def make_bags(seed, n_images=16, d=6, max_windows=7):
@@ -71,49 +68,12 @@ def make_bags(seed, n_images=16, d=6, max_windows=7):
     return bags, np.array(y)
 
 
-# ------------------------------------------------------------------ kernels
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(0, 2**32 - 1),
-       st.sampled_from([1e-9, 1.0, 1e9]))
-def test_segment_argmax_matches_slow_twin(sizes, seed, scale):
-    rng = np.random.default_rng(seed)
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    values = rng.integers(-2, 3, size=offsets[-1]).astype(np.float64) * scale  # many ties
-    np.testing.assert_array_equal(_segment_argmax(values, offsets), slow_segment_argmax(values, offsets))
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**32 - 1),
-       st.sampled_from(["ap", "zero_one"]))
-def test_pooled_oracle_is_the_hinge_of_best_windows_and_a_subgradient(neg_sizes, n_pos, seed, loss):
-    rng = np.random.default_rng(seed)
-    neg_offsets = np.concatenate(([0], np.cumsum(neg_sizes))).astype(np.int64)
-    n = neg_offsets[-1] + n_pos
-    d = 3
-    X = rng.normal(size=(n, d))
-    y = np.concatenate((np.zeros(neg_offsets[-1], bool), np.ones(n_pos, bool)))
-    base = get_oracle(loss, "auto")
-
-    def pooled_hinge(w):
-        s = X @ w
-        neg = [s[a:b].max() for a, b in zip(neg_offsets[:-1], neg_offsets[1:])]
-        return hinge(np.concatenate((neg, s[neg_offsets[-1]:])), [False] * len(neg) + [True] * n_pos, loss)
-
-    w = rng.normal(size=d)
-    c, delta = _max_pooled_oracle(X @ w, y, base=base, neg_offsets=neg_offsets)
-    assert c.shape == (n,)
-    assert delta + (X @ w) @ c == pytest.approx(pooled_hinge(w), abs=1e-9)
-    g = X.T @ c
-    for _ in range(10):  # H(w') >= H(w) + g·(w' - w): X.T @ c is a subgradient of the pooled hinge
-        w2 = rng.normal(size=d) * rng.choice([0.1, 1.0, 10.0])
-        assert pooled_hinge(w2) >= pooled_hinge(w) + g @ (w2 - w) - 1e-9
-
-
+# ------------------------------------------------------------------ bags and the convex bound
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 9))
 def test_chunked_window_means_and_scores_match_the_plain_ones(seed, chunk_rows):
     bags, _ = make_bags(seed, n_images=6)
-    data = _as_bags(bags, None, chunk_rows)
+    data = as_bags(bags, None, chunk_rows)
     np.testing.assert_allclose(data.means(), [bag.mean(axis=0) for bag in bags], rtol=1e-12, atol=1e-12)
     w = np.random.default_rng(seed).normal(size=data.n_features)
     np.testing.assert_allclose(data.scores(w, 0.5), np.concatenate([bag @ w + 0.5 for bag in bags]), rtol=1e-12)
@@ -123,8 +83,8 @@ def test_chunked_window_means_and_scores_match_the_plain_ones(seed, chunk_rows):
 @given(st.integers(0, 2**32 - 1))
 def test_imputation_picks_each_positive_best_window(seed):
     bags, y = make_bags(seed, n_images=8)
-    data = _as_bags(bags, None, 5)  # tiny chunks: exercise the chunked reads
-    setup = _ConvexSetup(data, y, get_oracle("ap", "auto"), "best", False, None)
+    data = as_bags(bags, None, 5)  # tiny chunks: exercise the chunked reads
+    setup = ConvexBound(data, y, get_oracle("ap", "auto"), "best", False, None)
     w = np.random.default_rng(seed).normal(size=data.n_features)
     imputed = setup.impute(w)
     expected = [data.offsets[i] + int(np.argmax(bags[i] @ w)) for i in np.flatnonzero(y)]
@@ -151,7 +111,6 @@ def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negati
     assert model.lai_seconds_ > 0
     # one call for J(w0), then per step the solver's calls plus one for J(w_t)
     assert model.lai_calls_ >= 1 + 2 * model.n_iter_
-    assert (model.intercept_ != 0.0) == (loss == "zero_one")
 
 
 @pytest.mark.parametrize("solver", ["frank_wolfe"])  # pegasos works too but takes ~10 s here
@@ -166,15 +125,29 @@ def test_other_solvers_give_a_descent_to_about_the_same_objective(solver):
     assert history[-1] == pytest.approx(reference.history_[-1], rel=1e-2)
 
 
-def test_init_zeros_or_a_vector():
+def test_a_zero_start_is_refused_and_a_vector_start_is_used():
     bags, y = make_bags(0, n_images=20, max_windows=12)
-    zeros = LatentRankSVM(init="zeros", C=10.0, max_cccp_iter=10).fit(bags, y)
-    # w = 0: every score ties and the hinge is the largest loss, over the images' ranking
-    assert zeros.history_[0] == pytest.approx(10.0 * hinge(np.zeros(len(y)), y, "ap"))
-    start = LatentRankSVM(init=zeros.coef_, C=10.0, max_cccp_iter=10).fit(bags, y)
-    assert start.history_[0] == pytest.approx(zeros.history_[-1])
+    # at w = 0 every window ties; on these bags CCCP would stop at once with w = 0 (it did)
+    for init in ("zeros", np.zeros(6)):
+        with pytest.raises(ValueError, match="cannot start from w = 0.*init='mean'"):
+            LatentRankSVM(init=init, C=10.0).fit(bags, y)
+    with pytest.raises(ValueError, match="cannot start from w = 0"):
+        LatentRankSVM(loss="zero_one", init=np.r_[np.zeros(6), 1.0]).fit(bags, y)
+    mean = LatentRankSVM(C=10.0, max_cccp_iter=10).fit(bags, y)
+    assert np.any(mean.coef_ != 0)
+    start = LatentRankSVM(init=mean.coef_, C=10.0, max_cccp_iter=10).fit(bags, y)
+    assert start.history_[0] == pytest.approx(mean.history_[-1])
     with pytest.raises(ValueError, match="init"):
         LatentRankSVM(init=np.ones(3)).fit(bags, y)
+
+
+def test_warm_start_continues_from_the_previous_fit():
+    bags, y = make_bags(1, n_images=20, max_windows=12)
+    for loss in ("ap", "zero_one"):
+        model = LatentRankSVM(loss=loss, C=10.0, max_cccp_iter=10, warm_start=True).fit(bags, y)
+        first = model.history_[-1]
+        model.fit(bags, y)
+        assert model.history_[0] == pytest.approx(first, rel=1e-12), loss
 
 
 def test_latent_model_beats_its_mean_feature_start_and_separates_images():
@@ -184,6 +157,85 @@ def test_latent_model_beats_its_mean_feature_start_and_separates_images():
     scores = model.decision_function(bags)
     from sklearn.metrics import average_precision_score
     assert average_precision_score(y, scores) > 0.9
+
+
+def test_intercept_makes_predict_sensible_and_score_is_image_ap():
+    from sklearn.metrics import average_precision_score
+
+    bags, y = make_bags(0, n_images=30, max_windows=12)
+    model = LatentRankSVM(C=10.0, max_cccp_iter=10).fit(bags, y)
+    scores = model.decision_function(bags)
+    # the intercept is the training images' best accuracy cut (as RankSVM's), not 0: at 0 the
+    # AP model called most images positive (accuracy 0.53 here)
+    rules = [scores >= v for v in np.unique(scores)] + [np.zeros(len(y), dtype=bool)]
+    best = max(np.mean(rule == y) for rule in rules)
+    accuracy = np.mean(model.predict(bags) == y)
+    assert accuracy == pytest.approx(best) and accuracy > 0.85
+    assert model.score(bags, y) == pytest.approx(average_precision_score(y, scores), abs=1e-12)
+    labels = np.where(y, "cat", "background")  # any two labels: the larger is the positive class
+    named = LatentRankSVM(C=10.0, max_cccp_iter=10).fit(bags, labels)
+    assert named.score(bags, labels) == pytest.approx(model.score(bags, y), abs=1e-12)
+    assert set(named.predict(bags)) <= {"cat", "background"}
+    zero_one = LatentRankSVM(loss="zero_one", C=10.0, max_cccp_iter=10).fit(bags, y)
+    assert zero_one.score(bags, y) == np.mean(zero_one.predict(bags) == y)
+    with pytest.raises(ValueError, match="one label per image"):
+        model.score(bags, y[:-1])
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "window_scores", "score",
+                                    "detect"])
+def test_not_fitted_error_before_fit(method):
+    from sklearn.exceptions import NotFittedError
+
+    bags, y = make_bags(0, n_images=4)
+    args = {"score": (bags, y), "detect": (bags, [np.zeros((len(b), 4)) for b in bags])}
+    with pytest.raises(NotFittedError):
+        getattr(LatentRankSVM(), method)(*args.get(method, (bags,)))
+
+
+def test_random_state_takes_none_int_or_random_state():
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    params = dict(solver="pegasos", C=10.0, max_cccp_iter=2, max_iter=200, cccp_tol=0.0)
+    a = LatentRankSVM(random_state=0, **params).fit(bags, y)
+    b = LatentRankSVM(random_state=np.random.RandomState(0), **params).fit(bags, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert np.all(np.isfinite(LatentRankSVM(random_state=None, **params).fit(bags, y).coef_))
+
+
+def test_solver_params_reach_the_solver_and_unknown_keys_are_named():
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    params = dict(C=10.0, tol=1e-6, max_cccp_iter=3)
+    plain = LatentRankSVM(**params).fit(bags, y)
+    joachims = LatentRankSVM(solver_params={"ocas": False}, **params).fit(bags, y)
+    assert joachims.history_[-1] == pytest.approx(plain.history_[-1], rel=1e-4)
+    assert [s["solver_iter"] for s in joachims.steps_] != [s["solver_iter"] for s in plain.steps_]
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['batch_size'\].*accepts"):
+        LatentRankSVM(solver_params={"batch_size": 2}).fit(bags, y)
+    with pytest.raises(ValueError, match=r"must not set \['max_iter'\]"):
+        LatentRankSVM(solver_params={"max_iter": 2}).fit(bags, y)
+
+
+def test_verbose_prints_each_cccp_step_to_stdout(capsys):
+    bags, y = make_bags(0, n_images=20, max_windows=12)
+    LatentRankSVM(C=10.0, max_cccp_iter=3).fit(bags, y)
+    assert capsys.readouterr().out == ""
+    model = LatentRankSVM(C=10.0, max_cccp_iter=3, verbose=1).fit(bags, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == model.n_iter_ and all("CCCP step" in line for line in lines)
+    assert "np." not in "".join(lines)
+    model = LatentRankSVM(C=10.0, max_cccp_iter=3, verbose=2).fit(bags, y)
+    out = capsys.readouterr().out
+    assert "LatentRankSVM step 0: iteration 1" in out  # the mean-feature start's solve
+    assert out.count("CCCP step") == model.n_iter_
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import ssvm.latent.estimator
+
+    result = doctest.testmod(ssvm.latent.estimator)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_decision_function_is_best_window_and_offsets_input_matches_list(tmp_path):
@@ -204,6 +256,57 @@ def test_decision_function_is_best_window_and_offsets_input_matches_list(tmp_pat
     model_disk = LatentRankSVM(C=1.0, max_cccp_iter=3, chunk_rows=5).fit(memmap, y, offsets=offsets)
     np.testing.assert_allclose(model_disk.coef_, model_f32.coef_)
     assert set(model.predict(bags)) <= {False, True}
+
+
+class _ScriptedBound:
+    """A CCCP bound whose latent objective after step t is ``objectives[t]`` (w is the step count)."""
+
+    def __init__(self, objectives):
+        self.objectives = objectives
+
+    def impute(self, w):
+        return np.array([int(w[0])])  # a new window every step: never "no change"
+
+    def problem(self, imputed):
+        from types import SimpleNamespace
+
+        value = self.objectives[int(imputed[0])]
+        return SimpleNamespace(objective=lambda w, C: value, oracle_seconds=0.0, n_oracle_calls=0)
+
+
+def _scripted_step(problem, w0, step):
+    from ssvm.solvers import SolverResult
+
+    return SolverResult(w=np.array([float(step)]), n_iter=1, objective=0.0, converged=True)
+
+
+@pytest.mark.parametrize("tol, n_steps", [(0.01, 2), (0.001, 3), (0.0, 5)])
+def test_cccp_stops_on_the_relative_decrease(tol, n_steps):
+    from ssvm.latent.cccp import CCCPState, cccp
+    from ssvm.latent.convex import OracleMeter
+
+    # decreases 10, 0.5, 0.05, 0.01, 0.001: relative to J they are 0.1, 0.0056, 0.00056, ...
+    objectives = [100.0, 90.0, 89.5, 89.45, 89.44, 89.439]
+    state = cccp(_ScriptedBound(objectives), CCCPState(np.array([0.0])), solve=_scripted_step,
+                 C=1.0, max_iter=5, tol=tol, meter=OracleMeter())
+    assert len(state.steps) == n_steps and state.history == objectives[:n_steps + 1]
+    assert state.converged == (tol > 0)
+
+
+def test_estimator_cccp_tol_is_relative():
+    """cccp_tol > 0 on real bags: the last step's decrease is small relative to J, not absolutely."""
+    bags, y = make_bags(0, n_images=30, max_windows=12)
+    cccp_tol = 0.05
+    model = LatentRankSVM(C=100.0, tol=1e-6, max_cccp_iter=20, cccp_tol=cccp_tol).fit(bags, y)
+    history, steps = model.history_, model.steps_
+    assert model.converged_ and model.n_iter_ >= 2
+    for t, record in enumerate(steps, start=1):
+        assert record["decrease"] == pytest.approx(history[t - 1] - history[t], abs=1e-12)
+        relative_stop = record["decrease"] <= cccp_tol * abs(history[t - 1])
+        assert relative_stop == (t == len(steps)), (t, history)
+    last = steps[-1]
+    # the absolute rule (decrease <= cccp_tol) would have gone on: windows still changed
+    assert last["n_changed"] > 0 and last["decrease"] > cccp_tol, (history, steps)
 
 
 def test_convergence_warning_when_cccp_is_capped():

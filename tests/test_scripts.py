@@ -1,6 +1,7 @@
 """Smoke tests of the experiment scripts (``--quick`` in a subprocess) and unit tests of their helpers."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,6 @@ import numpy as np
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-LETOR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "letor_sample"
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +31,6 @@ def run_script(name, tmp_path):
         p.name for p in (tmp_path / "plots").iterdir())
 
 
-needs_letor = pytest.mark.skipif(not (LETOR / "rank.train").exists(),
-                                 reason=f"LETOR sample not found at {LETOR}")
-
-
-@needs_letor
 def test_bench_training_quick(tmp_path):
     out, result, pngs = run_script("bench_training", tmp_path)
     assert "Time to tolerance" in out and "cutting-plane iteration" in out
@@ -60,7 +55,6 @@ def test_bench_training_quick(tmp_path):
     assert pngs == ["iteration_split.png"]
 
 
-@needs_letor
 def test_exp_ranking_quality_quick(tmp_path):
     out, result, pngs = run_script("exp_ranking_quality", tmp_path)
     assert "LETOR sample" in out and "iris" in out
@@ -97,6 +91,37 @@ def test_exp_label_noise_quick(tmp_path):
     clean = [r for r in result["results"] if r["rate"] == 0.0]
     assert all(np.median(r["test_ap"]) > 0.8 for r in clean)  # [x, x^2] makes the ball linear
     assert pngs == ["label_noise.png"]
+
+
+# ---------------------------------------------------------------- --plot without matplotlib
+COMMANDS = [[str(SCRIPTS / f"{name}.py")] for name in (
+    "bench_oracles", "bench_training", "exp_label_noise", "exp_ranking_quality", "exp_timing",
+    "train_latent_detection")] + [["-m", "ssvm", "demo"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda command: Path(command[-1]).stem)
+def test_plot_without_matplotlib_fails_at_the_start(tmp_path, command):
+    """A stand-in matplotlib that cannot be imported: the run stops before any work, saying why."""
+    fake = tmp_path / "fake" / "matplotlib"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'matplotlib' (simulated)\")\n")
+    repo = str(SCRIPTS.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(fake.parent), repo, os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, *command, "--quick", "--plot", str(tmp_path / "plots")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "--plot needs matplotlib" in proc.stderr and 'pip install "ssvm[plot]"' in proc.stderr
+    assert proc.stdout == ""  # no table: nothing ran
+    assert not (tmp_path / "plots").exists()
+
+
+def test_matplotlib_missing_message(monkeypatch):
+    from ssvm._experiments.plots import matplotlib_missing
+
+    assert matplotlib_missing() is None  # the dev install has it
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what Python does for a blocked import
+    assert "--plot needs matplotlib" in matplotlib_missing()
 
 
 # ---------------------------------------------------------------- helpers

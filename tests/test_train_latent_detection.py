@@ -1,4 +1,4 @@
-"""Smoke test of scripts/train_latent_detection.py on its embedded default (no downloads, no ../shared)."""
+"""Smoke test of scripts/train_latent_detection.py on its synthetic scenes, and its command line."""
 
 import json
 import os
@@ -18,7 +18,8 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     out = tmp_path / "result.json"
     paths = [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--out", str(tmp_path / "work")],
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--json", str(out),
+                           "--out", str(tmp_path / "work"), "--plot", str(tmp_path / "plots")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -38,10 +39,12 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     assert all(result["chosen_C"][name][model]["C"] in (10.0, 100.0)
                for name in result["classes"] for model in result["classes"][name])
     assert "latent_ap_svm" in proc.stdout and "Time per stage" in proc.stdout
+    assert [p.name for p in (tmp_path / "plots").iterdir()] == ["detection_ap.png"]
     # the cached windows/features and the per-class checkpoints are reused by a resumed run
     assert list((tmp_path / "work" / "checkpoints").glob("cat-latent_ap_svm.npz"))
-    again = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--out", str(tmp_path / "work"),
-                            "--resume"], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    again = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--json", str(out),
+                            "--out", str(tmp_path / "work"), "--resume"],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(out.read_text())["classes"] == result["classes"]
 
@@ -66,6 +69,7 @@ def test_prior_defaults_and_off_switch():
     module = _script_module()
     args = module.parse_args([])
     assert (args.min_window_area, args.geometry_scale) == (0.05, 3.0)
+    assert args.data == "detection_mini"  # the bundled real data by default
     args = module.parse_args(["--min-window-area", "0", "--geometry-scale", "0"])
     assert (args.min_window_area, args.geometry_scale) == (0.0, 0.0)
 
@@ -89,3 +93,15 @@ def test_training_corloc_by_hand():
     corloc, area = module.training_corloc("thing", models, train, store, keep)
     assert corloc == {"latent_ap_svm": 1.0, "latent_zero_one": 0.0, "whole_image": 0.0}
     assert area == {"latent_ap_svm": 31 * 31 / 5000, "latent_zero_one": 0.5, "whole_image": 1.0}
+
+
+def test_help_quotes_no_measured_results():
+    """Figures live in the documentation's results pages; --help would let them go stale."""
+    import re
+
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              filter(None, [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]))})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "detection_mini" in proc.stdout and "--plot" in proc.stdout
+    assert not re.findall(r"\b0\.\d{3}", proc.stdout), "a measured AP (three decimals) in --help"

@@ -1,4 +1,4 @@
-"""The compared models (:class:`ModelSpec`), fitting them, and picking C by cross-validation."""
+"""The compared models (:class:`ModelSpec`), fitting and evaluating them, picking C by CV."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ssvm._experiments.metrics import evaluate_model
+from ssvm.metrics import one_vs_rest_score, query_scores, ranking_score
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEMO_MODELS", "ModelSpec", "fit_model", "select_C"]
+__all__ = ["DEMO_MODELS", "METRICS", "ModelSpec", "evaluate_model", "fit_model", "select_C"]
+
+#: metric name -> ssvm loss whose ``1 - loss`` it is (with :mod:`ssvm.metrics`' conventions)
+METRICS = {"AP": "ap", "NDCG": "ndcg"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,37 @@ def fit_model(spec, C, X, y, qid=None, random_state=0):
     if spec.loss is None:
         return model.fit(X, np.asarray(y) > 0)
     return model.fit(X, y, qid=qid)
+
+
+def evaluate_model(model, X, y, qid=None):
+    """Mean AP and mean NDCG (binary gains) of a fitted model's rankings, by :mod:`ssvm.metrics`.
+
+    Parameters
+    ----------
+    model : fitted estimator with ``decision_function`` and ``classes_``
+    X : array-like or sparse matrix
+    y : ndarray
+        Class labels (one-vs-rest retrieval: one query per class present in ``y``) when ``qid``
+        is None, else relevance grades (``y > 0`` relevant) with one query per ``qid`` value.
+    qid : ndarray, optional
+
+    Returns
+    -------
+    dict
+        ``{"AP": ..., "NDCG": ..., "queries": number of queries (classes) scored}``.
+    """
+    scores = np.asarray(model.decision_function(X), dtype=np.float64)
+    y = np.asarray(y)
+    if qid is None and scores.ndim == 2:  # one-vs-rest: mean over the classes present
+        out = {name: one_vs_rest_score(y, scores, model.classes_, loss=loss)
+               for name, loss in METRICS.items()}
+        out["queries"] = int(np.isin(model.classes_, y).sum())
+        return out
+    relevance = y if qid is not None else y == model.classes_[1]
+    out = {name: ranking_score(relevance, scores, qid=qid, loss=loss)
+           for name, loss in METRICS.items()}
+    out["queries"] = int(query_scores(relevance, scores, qid=qid, loss="ap").size)
+    return out
 
 
 def _cv_splits(X, y, qid, n_folds, random_state):

@@ -7,6 +7,7 @@ silently skipped or reinterpreted.
 
 from __future__ import annotations
 
+import gzip
 import logging
 import math
 import os
@@ -18,6 +19,21 @@ import scipy.sparse as sp
 __all__ = ["load_letor", "read_query_sizes"]
 
 logger = logging.getLogger(__name__)
+
+
+def _open_text(path):
+    """Open a text file for reading, decompressing it on the fly when its name ends in ``.gz``."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")
+
+
+def _default_query_path(path):
+    """``<path>.query``, or for ``<name>.gz`` also ``<name>.query``; None when neither exists."""
+    candidates = [Path(os.fspath(path) + ".query")]
+    if path.suffix == ".gz":
+        candidates.append(path.with_suffix(".query"))
+    return next((candidate for candidate in candidates if candidate.exists()), None)
 
 
 def _error(path, lineno, message):
@@ -162,9 +178,10 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     Parameters
     ----------
     path : str or path-like
-        The data file.
+        The data file; a name ending in ``.gz`` is read through gzip.
     query_path : str or path-like, optional
-        A ``.query`` file (one query size per line). Defaults to ``<path>.query`` if present.
+        A ``.query`` file (one query size per line). Defaults to ``<path>.query`` if present
+        (for ``<name>.gz``, also ``<name>.query``).
         When the rows also carry ``qid:``, the two must describe the same query boundaries.
     n_features : int, optional
         Number of columns of X. Use the training file's value to load a test file with the same
@@ -205,7 +222,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     indices_parts, values_parts, row_nnz = [], [], []
     first_row_has_qid = None
     max_index, max_index_line = -1, 0
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+    with _open_text(path) as handle:
         for lineno, line in enumerate(handle, start=1):
             body = line.partition("#")[0]
             tokens = body.split()
@@ -255,8 +272,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     relevance = np.asarray(labels, dtype=np.float64)
 
     if query_path is None:
-        candidate = Path(os.fspath(path) + ".query")
-        query_path = candidate if candidate.exists() else None
+        query_path = _default_query_path(path)
     sizes_from_file = None
     if query_path is not None:
         query_path = Path(query_path)

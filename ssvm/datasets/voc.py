@@ -231,7 +231,7 @@ def load_voc(root, split, *, year=None, check_images=True):
     ----------
     root : str or path-like
         The year folder (``.../VOC2007``), a ``VOCdevkit`` folder, or the folder holding ``VOCdevkit``
-        (see :func:`find_voc_root`). ``../shared/data/detection_mini`` is a year folder.
+        (see :func:`find_voc_root`); the bundled :func:`detection_mini_path` is a year folder.
     split : str
         Name of ``ImageSets/Main/<split>.txt`` (e.g. ``"train"``, ``"test"``, ``"trainval"``).
     year : str or int, optional

@@ -7,8 +7,9 @@ HogColorFeatures, CropFeatures, WithGeometry, extract_features, crop_windows, wi
     window geometry (relative area, aspect, position) appended to any extractor.
 WindowStore
     window features of many images in a memory-mapped array on disk, scored in chunks.
-iou, nms, voc_ap, evaluate_detections
-    box overlap, greedy non-maximum suppression, VOC detection average precision.
+iou, nms, nms_per_image, voc_ap, evaluate_detections
+    box overlap, greedy non-maximum suppression (of one image's boxes, or per image of many
+    images' scored windows), VOC detection average precision.
 
 OpenCV (the ``ssvm[detection]`` extra) is imported only by the functions that need it (selective
 search, image reading, crops); box geometry, NMS, AP, HOG and the store work without it.
@@ -16,6 +17,7 @@ Boxes everywhere are ``(x1, y1, x2, y2)`` in VOC pixel coordinates (1-based, inc
 """
 
 from .boxes import box_areas, iou, nms
+from .detections import nms_per_image
 from .evaluation import DetectionEvaluation, evaluate_detections, voc_ap
 from .features import (
     CropFeatures,
@@ -41,6 +43,7 @@ __all__ = [
     "extract_features",
     "iou",
     "nms",
+    "nms_per_image",
     "read_image",
     "relative_areas",
     "selective_search",

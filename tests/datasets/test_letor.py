@@ -1,5 +1,6 @@
 """Tests of the SVMlight / LETOR reader against sklearn's reader and on malformed files."""
 
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +11,7 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 from ssvm.datasets import load_letor, read_query_sizes
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "letor_sample"
-needs_sample = pytest.mark.skipif(
-    not (SHARED / "rank.train").exists(), reason=f"LETOR sample not found at {SHARED}"
-)
+SAMPLE = Path(__file__).resolve().parents[2] / "ssvm" / "datasets" / "data" / "letor_sample"
 
 
 def write(tmp_path, text, name="data.txt"):
@@ -22,18 +20,17 @@ def write(tmp_path, text, name="data.txt"):
     return path
 
 
-@needs_sample
 def test_real_sample_matches_sklearn_and_query_file():
-    X, relevance, qid = load_letor(SHARED / "rank.train")
-    X_ref, y_ref = load_svmlight_file(str(SHARED / "rank.train"), zero_based=False)
+    X, relevance, qid = load_letor(SAMPLE / "rank.train.gz")  # picks up rank.train.query
+    X_ref, y_ref = load_svmlight_file(str(SAMPLE / "rank.train.gz"), zero_based=False)
     assert X.shape == (3005, 300) and X.dtype == np.float64 and sp.isspmatrix_csr(X)
     assert (X != X_ref[:, :300]).nnz == 0
     np.testing.assert_array_equal(relevance, y_ref)
-    sizes = read_query_sizes(SHARED / "rank.train.query")
+    sizes = read_query_sizes(SAMPLE / "rank.train.query")
     assert sizes.size == 201 and sizes.sum() == 3005
     np.testing.assert_array_equal(np.bincount(qid), sizes)
     assert (np.diff(qid) >= 0).all()
-    X_test, rel_test, qid_test = load_letor(SHARED / "rank.test", n_features=X.shape[1])
+    X_test, rel_test, qid_test = load_letor(SAMPLE / "rank.test.gz", n_features=X.shape[1])
     assert X_test.shape == (768, 300) and np.unique(qid_test).size == 50
 
 
@@ -111,6 +108,22 @@ def test_query_file_auto_detected_and_explicit(tmp_path):
     other = write(tmp_path, "1\n\n4\n", name="sizes.txt")
     _, _, qid = load_letor(path, other)
     np.testing.assert_array_equal(qid, [0, 1, 1, 1, 1])
+
+
+def test_gzip_file_reads_like_the_plain_one_and_finds_its_query_file(tmp_path):
+    text = "1 1:1\n0 2:1 # comment\n0 1:2\n1 2:2\n0 1:3\n"
+    plain = write(tmp_path, text)
+    zipped = tmp_path / "data.txt.gz"
+    zipped.write_bytes(gzip.compress(text.encode()))
+    write(tmp_path, "2\n3\n", name="data.txt.query")  # <name>.query beside <name>.gz
+    for got, expected in zip(load_letor(zipped), load_letor(plain)):
+        assert (got != expected).nnz == 0 if sp.issparse(got) else np.array_equal(got, expected)
+    np.testing.assert_array_equal(load_letor(zipped)[2], [0, 0, 1, 1, 1])
+    write(tmp_path, "1\n4\n", name="data.txt.gz.query")  # <path>.query wins
+    np.testing.assert_array_equal(load_letor(zipped)[2], [0, 1, 1, 1, 1])
+    zipped.write_bytes(gzip.compress(b"1 1:1\n0 2:x\n"))
+    with pytest.raises(ValueError, match=r"data\.txt\.gz, line 2: bad feature value"):
+        load_letor(zipped, query_path=write(tmp_path, "2\n", name="two.query"))
 
 
 def test_mq2007_style_lines_crlf_and_bom(tmp_path):

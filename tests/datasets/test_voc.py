@@ -1,15 +1,9 @@
 """Tests of the VOC-layout reader on detection_mini and on small synthetic devkits."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ssvm.datasets import find_voc_root, load_voc
-
-MINI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "detection_mini"
-needs_mini = pytest.mark.skipif(not (MINI / "Annotations").is_dir(),
-                                reason=f"detection_mini not found at {MINI}")
+from ssvm.datasets import detection_mini_path, find_voc_root, load_voc
 
 OBJECT = """<object><name>{name}</name><difficult>{difficult}</difficult>
 <bndbox><xmin>{x1}</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>"""
@@ -44,9 +38,8 @@ ANNOTATIONS = {
 }
 
 
-@needs_mini
 def test_detection_mini_splits():
-    train, test = load_voc(MINI, "train"), load_voc(MINI, "test")
+    train, test = load_voc(detection_mini_path(), "train"), load_voc(detection_mini_path(), "test")
     assert (len(train), len(test)) == (262, 87)
     assert train.classes == ["Arduino_Nano", "ESP8266", "Heltec_ESP32_Lora", "Raspberry_Pi_3",
                              "raccoon"]

@@ -1,4 +1,4 @@
-"""Smoke test: ``scripts/bench_oracles.py --quick`` runs and writes its JSON."""
+"""Smoke test: ``scripts/bench_oracles.py --quick`` runs and writes its JSON and its figure."""
 
 import json
 import subprocess
@@ -10,8 +10,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_oracles.py"
 
 def test_bench_oracles_quick(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--plot", str(tmp_path / "plots")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ap / qs" in proc.stdout and "Paper Table-2" in proc.stdout
     data = json.loads(out.read_text())
@@ -21,3 +21,4 @@ def test_bench_oracles_quick(tmp_path):
     assert "Large P" in proc.stdout
     big = [r for r in data["large_p"] if r["oracle"] == "qs"]
     assert len(big) == 4 and all(r["ms"] > 0 and r["P"] > 500 for r in big)
+    assert [p.name for p in (tmp_path / "plots").iterdir()] == ["oracle_times.png"]

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-LETOR = SHARED / "data" / "letor_sample"
+LETOR = Path(__file__).resolve().parents[2] / "ssvm" / "datasets" / "data" / "letor_sample"
 
 
 def zero_one_oracle(scores, y):
@@ -115,7 +114,7 @@ def letor(max_queries=None):
     """LETOR sample (CSR features, relevance > 0, queries with a positive and a negative)."""
     from sklearn.datasets import load_svmlight_file
 
-    X, rel = load_svmlight_file(str(LETOR / "rank.train"))
+    X, rel = load_svmlight_file(str(LETOR / "rank.train.gz"))  # sklearn's reader, not ssvm's
     sizes = np.loadtxt(LETOR / "rank.train.query", dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     y = rel > 0

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from sklearn.svm import LinearSVC
 
 from solver_refs import (
-    LETOR,
     ap_constraints,
     breast_cancer,
     brute_ap_oracle,
@@ -190,8 +189,6 @@ def test_default_is_ocas_and_mu_one_is_close_to_plain():
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 def test_modes_reach_the_same_certified_optimum_on_letor(loss):
-    if not LETOR.is_dir():
-        pytest.skip(f"LETOR sample not found at {LETOR}")
     X, y, queries = letor(max_queries=40)
     prob = StructuredHinge(X, y, queries, get_oracle(loss))
     runs = {mode: cutting_plane(prob, 10.0, tol=1e-5, max_iter=3000, **kw)

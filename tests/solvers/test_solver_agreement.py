@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from solver_refs import (
-    LETOR,
     breast_cancer,
     brute_ap_oracle,
     letor,
@@ -33,11 +32,6 @@ def tiny_random():
     return tiny_ranking_problem(11, n_queries=4, sizes=(5, 7, 6))
 
 
-def needs_letor():
-    if not LETOR.is_dir():
-        pytest.skip(f"LETOR sample not found at {LETOR}")
-
-
 CASES = {
     # name: (data builder, oracle, C, fit_intercept)
     "tiny_brute_ap": (tiny_random, brute_ap_oracle, 2.0, False),
@@ -60,8 +54,6 @@ def optima():
     def get(name):
         if name not in cache:
             build, oracle, C, fit_intercept = CASES[name]
-            if name.startswith("letor"):
-                needs_letor()
             X, y, queries = build()
             prob = StructuredHinge(X, y, queries, oracle, fit_intercept=fit_intercept)
             res = cutting_plane(prob, C, tol=1e-6, max_iter=3000)

@@ -1,0 +1,85 @@
+"""Sphinx configuration of the ssvm documentation.
+
+Build from the repository root (warnings are errors, as in CI):
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+``python -m`` puts the current directory first on ``sys.path``, so the build documents and runs
+the ``ssvm`` of this checkout. The examples under ``examples/`` are executed by sphinx-gallery.
+"""
+
+import os
+import warnings
+
+import ssvm
+
+project = "ssvm"
+author = "the ssvm developers"
+copyright = "the ssvm developers"
+version = release = ssvm.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5"]
+templates_path = ["_templates"]
+
+# --- API reference: autosummary pages from the numpydoc docstrings -------------------------
+autosummary_generate = True
+autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_typehints = "none"
+numpydoc_show_class_members = False  # the class template lists the methods instead
+numpydoc_class_members_toctree = False
+
+
+
+def _skip_generated_members(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated metadata-routing setters (``set_fit_request`` and the
+    like): their docstrings point into scikit-learn's own documentation."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_generated_members)
+
+
+# --- markdown pages (MyST) -------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_heading_anchors = 3
+
+# --- examples (sphinx-gallery): every examples/plot_*.py runs at build time --------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "min_reported_time": 1,
+}
+# numba, joblib and the solvers log or warn on stderr while the examples run; the examples'
+# printed output is what the pages show.
+warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
+os.environ.setdefault("MPLBACKEND", "agg")
+
+# --- HTML --------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"ssvm {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+}
+html_static_path = []

@@ -1,0 +1,63 @@
+"""Warnings raised by ssvm (import them to filter them or to turn them into errors).
+
+The two warnings below say the same thing at every fit or score call, so ssvm shows each **once
+per session** (:func:`warn_once`): within a grid search the folds' fits say it once, not once per
+fold (once per worker process when the search runs in parallel). A filter with action
+``"always"`` or ``"error"`` restores the usual behaviour, e.g.
+``warnings.simplefilter("always", DegenerateQueriesWarning)`` to see it at every fit; every other
+filter (``"ignore"``, ...) applies as usual.
+"""
+
+import warnings
+
+__all__ = ["DegenerateQueriesWarning", "MissingQidWarning", "warn_once"]
+
+
+class DegenerateQueriesWarning(UserWarning):
+    """Training skipped queries that cannot be ranked (no relevant or no non-relevant row).
+
+    Every ranking of such a query has the same loss, so it adds nothing to the objective. The
+    fitted estimator's ``n_skipped_queries_`` gives the number skipped by that fit.
+    """
+
+
+class MissingQidWarning(UserWarning):
+    """A model trained on queries (``qid`` / ``group``) was scored without ``qid``.
+
+    ``score`` then ranks all rows as one query, which is not what the model was trained for
+    (and, within ``GridSearchCV``, picks ``C`` on the wrong measure).
+    """
+
+
+_shown = set()
+
+
+def warn_once(message, category, stacklevel=1):
+    """:func:`warnings.warn`, but once per session unless a filter says ``"always"``/``"error"``.
+
+    Python's own ``"once"`` does not do this: its record of what was shown is cleared by every
+    ``warnings.catch_warnings`` block, and scikit-learn runs each fit of a search inside one.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning
+    stacklevel : int, default=1
+        As for :func:`warnings.warn` called where this is called.
+    """
+    key = (category, message)
+    action = _action(category, message)
+    if key in _shown and action not in ("always", "error"):
+        return
+    if action != "ignore":
+        _shown.add(key)
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
+def _action(category, message):
+    """Action of the first filter that matches any location (module- or line-specific ones are skipped)."""
+    for action, text, filter_category, module, lineno in warnings.filters:
+        if (module is None and lineno == 0 and issubclass(category, filter_category)
+                and (text is None or text.match(message))):
+            return action
+    return warnings.defaultaction

@@ -1,0 +1,58 @@
+"""The documentation's sources: every public name in the API reference, links inside the repository.
+
+The build itself (``python -m sphinx -W --keep-going -b html docs docs/_build/html``) is a separate
+CI step; these checks are the cheap part that the test suite can run.
+"""
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+API = (REPO / "docs" / "api.rst").read_text(encoding="utf-8")
+DOCUMENTED = ["ssvm", "ssvm.losses", "ssvm.datasets", "ssvm.detection", "ssvm.metrics",
+              "ssvm.exceptions"]
+NOT_IN_API = {"ssvm": {"__version__", "losses"}}  # the version string, a module documented below it
+PAGES = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("**/*.md")),
+         REPO / "docs" / "api.rst", *sorted((REPO / "examples").glob("*"))]
+PAGES = [p for p in PAGES if "_build" not in p.parts and "auto_examples" not in p.parts]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("module", DOCUMENTED)
+def test_every_public_name_is_in_the_api_reference(module):
+    names = set(importlib.import_module(module).__all__) - NOT_IN_API.get(module, set())
+    missing = sorted(name for name in names if not re.search(rf"\b{re.escape(name)}\b", API))
+    assert not missing, f"add {missing} of {module} to docs/api.rst"
+
+
+@pytest.mark.parametrize("module", DOCUMENTED[1:] + ["ssvm.estimators", "ssvm.latent"])
+def test_documented_docstrings_point_nowhere_outside(module):
+    mod = importlib.import_module(module)
+    for name in getattr(mod, "__all__", []):
+        doc = getattr(getattr(mod, name), "__doc__", None) or ""
+        assert "DESIGN" not in doc and "../shared" not in doc, f"{module}.{name} cites a file outside the repository"
+
+
+def _resolves(page, target):
+    path = target.split("#")[0]
+    if not path:
+        return True  # an anchor on the same page
+    base = (page.parent / path).resolve()
+    if not base.is_relative_to(REPO):
+        return False
+    candidates = [base, base.with_name(base.name + ".md"), base.with_name(base.name + ".rst")]
+    if "auto_examples" in base.parts:  # pages sphinx-gallery makes from examples/
+        stem = base.stem if base.suffix else base.name
+        candidates.append(REPO / "examples" / ("README.txt" if stem == "index" else f"{stem}.py"))
+    return any(c.exists() for c in candidates)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_links_stay_inside_the_repository(page):
+    text = page.read_text(encoding="utf-8")
+    assert "../shared" not in text and "http://" not in text and "https://" not in text
+    broken = [target for target in LINK.findall(text) if not _resolves(page, target)]
+    assert not broken, f"{page.name}: links that do not resolve inside the repository: {broken}"
