@@ -14,8 +14,8 @@ Parts (``--parts``, default all):
 * ``digits``: the QS paper's network training on data that runs here: a small CNN (conv 8, conv 16,
   max-pool, 64, 10 scores) on scikit-learn's digits, one-vs-rest (every class's scores one query),
   stratified 70/30 split; x-ent is softmax cross-entropy.
-* ``letor``: an MLP ranker (300 -> 64 -> 64 -> 1, quantile-normalised features) on the LETOR sample
-  with query ids, next to LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
+* ``letor``: an MLP ranker (300 -> 64 -> 64 -> 1, quantile-normalised features) on the bundled LETOR
+  sample (``ssvm.datasets.load_letor_sample``; ``--data DIR`` for other files) with query ids, next to LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
   relevance > 0 is relevant for every model.
 * ``timing``: the share of a training step spent in the loss with each exact oracle for the hinge
   (QS vs Yue / Chakrabarti / search / the DP), on the three data sets above: the QS paper's
@@ -42,7 +42,7 @@ from _common import format_table, logger
 from _deep import METHODS, limit_threads, make_loss, mlp, train, uses_epsilon
 from exp_label_noise import flip_labels, sample_song
 
-from ssvm._experiments.metrics import ranking_metrics
+from ssvm.metrics import mean_average_precision, mean_ndcg
 
 PARTS = ("song", "noise", "digits", "letor", "timing")
 SONG_METHODS = ("x-ent", "hinge-AP", "pos-AP", "neg-AP", "hinge-01", "pos-01", "neg-01", "per-AP", "per-01")
@@ -54,6 +54,11 @@ SONG_TABLE1 = {0.0: (68.0, 69.9, 69.5), 0.1: (59.7, 60.1, 62.5), 0.2: (47.3, 45.
 #: the QS paper, section 4.2 (CIFAR-10, layer-wise training): test metric and total training hours
 QS_PAPER = {"AP": {"hinge": 85.28, "0-1": 84.22, "hours": {"qs": 1.589, "yue": 1.974}},
             "NDCG": {"hinge": 96.14, "0-1": 95.31, "hours": {"qs": 1.632, "chakrabarti": 2.217}}}
+
+
+def ranking_metrics(scores, relevant, qid=None):
+    """Mean AP and mean NDCG (binary gains) over the queries with a relevant and an irrelevant row."""
+    return {"AP": mean_average_precision(relevant, scores, qid=qid), "NDCG": mean_ndcg(relevant, scores, qid=qid)}
 
 
 def grid(method, lrs, epsilons):
@@ -232,14 +237,24 @@ def digits_data(seed):
             images(X_test), torch.as_tensor(y_test))
 
 
+def letor_split(split, root=None):
+    """``(X, relevance, qid)`` of the bundled LETOR sample, or of ``root/rank.<split>`` (with its
+    ``.query`` file) when a directory is given."""
+    from ssvm.datasets import load_letor, load_letor_sample
+
+    if root is None:
+        return load_letor_sample(split)
+    return load_letor(Path(root) / f"rank.{split}", n_features=300)
+
+
 def letor_data(root, seed):
     """Quantile-normalised dense LETOR features with query ids: fit / validation / test parts."""
     from sklearn.preprocessing import QuantileTransformer
 
     from ssvm.datasets import split_by_query
 
-    X, rel, qid = _common.load_letor_split("train", root)
-    X_test, rel_test, qid_test = _common.load_letor_split("test", root)
+    X, rel, qid = letor_split("train", root)
+    X_test, rel_test, qid_test = letor_split("test", root)
     fit, val = split_by_query(qid, test_size=0.2, random_state=seed)
     scaler = QuantileTransformer(output_distribution="normal", n_quantiles=1000, random_state=seed)
     scaler.fit(X[fit].toarray())
@@ -430,7 +445,9 @@ def plot(args, results):
 def main(argv=None):
     parser = _common.make_parser(__doc__)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {PARTS}")
-    parser.add_argument("--data", default=str(_common.LETOR_DIR), help="LETOR sample directory")
+    parser.add_argument("--data", default=None,
+                        help="a directory with rank.train / rank.test (+ .query files) to use instead of "
+                             "the bundled LETOR sample (ssvm.datasets.load_letor_sample)")
     parser.add_argument("--threads", type=int, default=1, help="threads of PyTorch and of numpy's BLAS (default 1)")
     args = _common.setup(parser, argv)
     parts = [p for p in args.parts.split(",") if p]

@@ -9,12 +9,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
-# the LETOR sample beside the repository (or beside the directory of worktrees holding it)
-LETOR = next((p for p in (ROOT.parent / "shared" / "data" / "letor_sample",
-                          ROOT.parent.parent / "shared" / "data" / "letor_sample") if (p / "rank.train").exists()),
-             None)
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def run_script(name, tmp_path, *extra):
@@ -29,9 +24,7 @@ def run_script(name, tmp_path, *extra):
 
 
 def test_exp_deep_rank_losses_quick(tmp_path):
-    parts = "song,noise,digits" + (",letor,timing" if LETOR else "")
-    extra = ["--parts", parts] + (["--data", str(LETOR)] if LETOR else [])
-    out, result, pngs = run_script("exp_deep_rank_losses", tmp_path, *extra)
+    out, result, pngs = run_script("exp_deep_rank_losses", tmp_path)
     assert "Fig. 3a" in out and "Fig. 3b" in out and "digits" in out
     song = {r["method"]: r for r in result["song"]["rows"]}
     assert set(song) == {"x-ent", "hinge-AP", "pos-AP", "neg-AP", "hinge-01", "pos-01", "neg-01", "per-AP", "per-01"}
@@ -40,13 +33,12 @@ def test_exp_deep_rank_losses_quick(tmp_path):
     digits = {r["model"]: r for r in result["digits"]["rows"]}
     assert set(digits) == {"x-ent", "hinge-AP", "hinge-NDCG", "pos-AP", "hinge-01"}
     assert all(0.0 <= r["test mean AP"] <= 1.0 for r in digits.values())
-    if LETOR:
-        models = [r["model"] for r in result["letor"]["rows"]]
-        assert models[:5] == ["x-ent", "hinge-AP", "hinge-NDCG", "pos-AP", "hinge-01"]
-        assert models[5].startswith("LGBMRanker")
-        timing = [r for r in result["timing"]["rows"] if r["ms/step"] is not None]
-        assert {r["oracle"] for r in timing} == {"qs", "yue", "search", "dp", "chakrabarti"}
-        assert all(0.0 < r["loss %"] < 100.0 for r in timing)
+    models = [r["model"] for r in result["letor"]["rows"]]
+    assert models[:5] == ["x-ent", "hinge-AP", "hinge-NDCG", "pos-AP", "hinge-01"]
+    assert models[5].startswith("LGBMRanker")
+    timing = [r for r in result["timing"]["rows"] if r["ms/step"] is not None]
+    assert {r["oracle"] for r in timing} == {"qs", "yue", "search", "dp", "chakrabarti"}
+    assert all(0.0 < r["loss %"] < 100.0 for r in timing)
     assert pngs == ["noisy_ball.png", "song_synthetic.png"]
 
 

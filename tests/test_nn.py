@@ -124,7 +124,7 @@ def test_clear_errors():
         module(torch.full_like(scores, float("nan")), target)
     with pytest.raises(ValueError, match="1-D"):
         module(scores[:, None], target)
-    with pytest.raises(ValueError, match=r"shape \(60,\)"):
+    with pytest.raises(ValueError, match=r"one relevance grade per row \(60\)"):
         module(scores, target[:-1])
     with pytest.raises(ValueError, match="qid has 59 entries"):
         module(scores, target, qid[:-1])

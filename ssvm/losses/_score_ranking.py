@@ -1,5 +1,5 @@
 """The output by score, R_w, and the loss-diminished 0-1 output: what the direct-loss gradient needs
-besides the loss-augmented oracles (Song et al. 2016, eqs. 2–3; DESIGN.md §5).
+besides the loss-augmented oracles (Song et al. 2016, eqs. 2–3).
 
 Each function takes stacked queries ``scores[starts[k]:ends[k]]`` (ascending, disjoint ranges, each
 with a positive and a negative; rows outside them are ignored and get c = 0) and returns

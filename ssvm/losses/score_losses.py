@@ -1,4 +1,4 @@
-"""Rank losses as functions of scores (DESIGN.md §5): the structured hinge and Song et al.'s
+"""Rank losses as functions of scores: the structured hinge and Song et al.'s
 direct-loss gradient, for a network's loss layer or any framework that hands over a score vector.
 
 Both run on the score-space half of the problem, :class:`~ssvm.problem.ScoreHinge`: the queries
@@ -22,7 +22,7 @@ the mean over the queries left, and a ValueError says so when none is left.
 
 import numpy as np
 
-from .._queries import informative_queries, resolve_queries
+from .._queries import check_relevance_grades, informative_queries, resolve_queries
 from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
 from .dp import ap_direct_loss_inference
 from .rank_losses import APLoss, NDCGLoss
@@ -52,26 +52,13 @@ def _check_scores(scores):
     return s64, (s.dtype if s.dtype.kind == "f" else np.dtype(np.float64))
 
 
-def _check_relevance(y, n):
-    y = np.asarray(y)
-    if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},), one relevance per score; got {y.shape}")
-    if y.dtype == bool:
-        return y
-    if y.dtype.kind not in "fiu":
-        raise ValueError(f"y must be bool or numeric relevance (y > 0 is relevant), got dtype {y.dtype}")
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity")
-    return y > 0
-
-
 def _score_hinge(scores, y, qid, oracle):
     """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
     queries that have a positive and a negative."""
     from ..problem.score_space import ScoreHinge  # the problem layer sits above ssvm.losses
 
     s, dtype = _check_scores(scores)
-    relevant = _check_relevance(y, s.shape[0])
+    relevant = check_relevance_grades(y, s.shape[0]) > 0
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
     queries = informative_queries(resolve_queries(s.shape[0], qid=qid), relevant, warn=False)
@@ -122,7 +109,7 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
     """Mean structured hinge over queries and its exact subgradient with respect to the scores.
 
     For each query q with scores s_q, ``H_q = max_R Δ(R*, R) + s_q·(Ψ(R) − Ψ(R*)) = delta_q + s_q·c_q``
-    (DESIGN.md §1, the oracle contract); the value is ``(1/Q) Σ_q H_q`` and the gradient ``c / Q``.
+    (the oracles' contract); the value is ``(1/Q) Σ_q H_q`` and the gradient ``c / Q``.
 
     Parameters
     ----------

@@ -247,7 +247,7 @@ def test_clear_errors(call):
         call(np.array([0.5, np.nan, -0.1, 0.4]), y)
     with pytest.raises(ValueError, match="1-D"):
         call(s[:, None], y)
-    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"one relevance grade per row \(4\)"):
         call(s, y[:3])
     with pytest.raises(ValueError, match="qid has 3 entries"):
         call(s, y, qid=[0, 0, 1])
