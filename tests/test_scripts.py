@@ -196,3 +196,19 @@ def test_queries_of_keeps_informative_queries(scripts_on_path):
     qid = np.array([3, 3, 1, 1, 2, 2])  # query 1 all relevant, query 2 none
     assert [q.tolist() for q in queries_of(qid, relevant)] == [[0, 1]]
     assert [q.tolist() for q in queries_of(None, relevant)] == [list(range(6))]
+
+
+def test_exp_label_ranking_quick(tmp_path):
+    out, result, pngs = run_script("exp_label_ranking", tmp_path)
+    assert "emotions" in out and "Mensink et al. 2011, Table 1" in out
+    assert pngs == ["label_ranking.png"]
+    for data, rows in result["rows"].items():
+        models = [r["model"] for r in rows]
+        assert "LabelRankSVM independent" in models and "LabelRankSVM c-star C=5" in models
+        assert "OneVsRest(LinearSVC)" in models and "ClassifierChain(LinearSVC)" in models
+        for r in rows:
+            values = [r["BEP"], r["Q1"], r["Q2"], r["Q5"], r["Q10"], r["LRAP"]]
+            assert all(0.0 <= v <= 100.0 for v in values) and r["fit s"] > 0
+        if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
+            assert all(r["Q10"] == 100.0 for r in rows)
+            assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions
