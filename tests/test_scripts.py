@@ -230,3 +230,19 @@ def test_bench_scale_blocks_are_the_same_everywhere(scripts_on_path):
     np.testing.assert_array_equal(qd.compute(scheduler="sync"), qid)
     assert X.dtype == np.float32 and Xd.chunks[0] == (40, 40, 20)
     assert np.array_equal(qid, np.arange(100) // 20) and 0 < y.sum() < 100
+
+
+def test_exp_label_ranking_quick(tmp_path):
+    out, result, pngs = run_script("exp_label_ranking", tmp_path)
+    assert "emotions" in out and "Mensink et al. 2011, Table 1" in out
+    assert pngs == ["label_ranking.png"]
+    for data, rows in result["rows"].items():
+        models = [r["model"] for r in rows]
+        assert "LabelRankSVM independent" in models and "LabelRankSVM c-star C=5" in models
+        assert "OneVsRest(LinearSVC)" in models and "ClassifierChain(LinearSVC)" in models
+        for r in rows:
+            values = [r["BEP"], r["Q1"], r["Q2"], r["Q5"], r["Q10"], r["LRAP"]]
+            assert all(0.0 <= v <= 100.0 for v in values) and r["fit s"] > 0
+        if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
+            assert all(r["Q10"] == 100.0 for r in rows)
+            assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions

@@ -97,16 +97,14 @@ def _stack_layout(queries):
     first = np.array([q[0] for q in queries])
     last = np.array([q[-1] for q in queries])
     sizes = np.array([q.size for q in queries], dtype=np.int64)
-    contiguous = (
-        np.all(last - first + 1 == sizes)
-        and all(np.array_equal(q, np.arange(q[0], q[-1] + 1)) for q in queries)
-        and np.all(first[1:] > last[:-1])
-    )
-    if contiguous:
+    rows = np.concatenate(queries)
+    ends = np.cumsum(sizes)
+    step = np.diff(rows)
+    step[ends[:-1] - 1] = 1  # from one query to the next: checked below
+    if np.all(step == 1) and np.all(first[1:] > last[:-1]):  # every query a range, in ascending order
         lo, hi = int(first[0]), int(last[-1]) + 1
         return slice(lo, hi), first - lo, last + 1 - lo
-    ends = np.cumsum(sizes)
-    return np.concatenate(queries), ends - sizes, ends
+    return rows, ends - sizes, ends
 
 
 def _oracle_chunk(oracle, scores, y, starts, ends):
