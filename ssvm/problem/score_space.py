@@ -129,12 +129,18 @@ class ScoreHinge:
         queries with enough samples; queries are batched into a few chunks per worker.
     check_input : bool, default=True
         Validate ``y`` and ``queries``; callers that already did pass False.
+    normaliser : int, optional
+        The ``Q`` of ``H = (1/Q) Σ_q H_q`` (default: the number of ``queries``). A part of a larger
+        problem, such as the queries of one block of a dask array, passes the whole problem's
+        ``Q``: the parts' hinges and planes then add up to the whole's.
 
     Attributes
     ----------
     n_samples : int
         Rows ``y`` describes.
     n_queries : int
+        Number of queries.
+    normaliser : int
         ``Q``.
     n_stacked : int
         Length of the stacked score vector.
@@ -151,7 +157,7 @@ class ScoreHinge:
         Cumulative number of per-query oracle calls.
     """
 
-    def __init__(self, y, queries, oracle, *, n_jobs=None, check_input=True):
+    def __init__(self, y, queries, oracle, *, n_jobs=None, check_input=True, normaliser=None):
         self.oracle = as_oracle(oracle)
         if check_input:
             y = np.asarray(y)
@@ -159,6 +165,7 @@ class ScoreHinge:
             queries = check_queries(queries, y.shape[0], y)
         self.n_samples = y.shape[0]
         self.n_queries = len(queries)
+        self.normaliser = self.n_queries if normaliser is None else int(normaliser)
         self.n_jobs = n_jobs
         self.rows, self.starts, self.ends = _stack_layout(queries)
         self.y_stacked = y[self.rows]
@@ -207,7 +214,7 @@ class ScoreHinge:
         Returns
         -------
         H : float
-            ``(1/Q) Σ_q H_q`` at ``s``.
+            ``(1/Q) Σ_q H_q`` at ``s`` (``Q`` the normaliser).
         c : ndarray of shape (n_stacked,)
             The oracles' coefficients divided by ``Q`` (zero on rows outside the queries): the
             gradient ``∂H/∂s`` where ``H`` is differentiable, a subgradient everywhere.
@@ -216,8 +223,8 @@ class ScoreHinge:
             score vector ``s'`` and touches it at ``s`` (``H = offset + s @ c`` up to rounding).
         """
         c, delta = self.terms(s)
-        c /= self.n_queries
-        offset = float(delta.sum()) / self.n_queries
+        c /= self.normaliser
+        offset = float(delta.sum()) / self.normaliser
         return offset + float(s @ c), c, offset
 
     def terms(self, s, queries=None):
