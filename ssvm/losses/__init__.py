@@ -20,10 +20,11 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 from .registry import (LOSS_NAMES, ORACLE_NAMES, Oracle, as_oracle, get_oracle, loss_augmented_inference,
                        ranking_loss, supported_oracles)
 from .suitability import QSCheckResult, check_qs_suitable
+from .score_losses import direct_loss_gradient, rank_hinge
 from .warmup import warm_up
 
 __all__ = [
     "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
     "supported_oracles", "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
-    "ap_direct_loss_inference", "warm_up",
+    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up",
 ]
