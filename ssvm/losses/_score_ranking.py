@@ -8,7 +8,7 @@ with a positive and a negative; rows outside them are ignored and get c = 0) and
 
 * Rank losses (AP, NDCG): R_w sorts each query's positives and negatives by (−score, index)
   (O(n log n): a compiled loop over small queries, numpy's packed-key sort for large ones,
-  :func:`~ssvm.losses._qs_walk.packed_order`); merging them gives each negative's interleaving rank
+  :func:`~ssvm.losses._packed_keys.packed_order`); merging them gives each negative's interleaving rank
   (1 + the positives above it), and Lemma 6's coefficients and Δ come from the ranks as in every oracle
   (:func:`~ssvm.losses._rank_kernels.write_coefficients`, :func:`~ssvm.losses.rank_losses.loss_value`).
 * 0-1: R_w labels a row positive iff its score is > 0 (as :func:`ssvm.losses.ranking_loss` does);
@@ -18,7 +18,7 @@ with a positive and a negative; rows outside them are ignored and get c = 0) and
 import numpy as np
 from numba import njit
 
-from ._qs_walk import packed_order
+from ._packed_keys import packed_order
 from ._rank_kernels import write_coefficients
 from .rank_losses import loss_value
 
