@@ -13,7 +13,10 @@ in that thread.  An oracle whose single call is predicted (from the previous, sm
 P = 1000, N = 10⁶ and the paper's Table-2-sized query (P = 300, N = 3000) is printed next to the
 paper's per-call numbers.  A "large P" section follows: n = 10⁵ and 10⁶ samples with 10 % positives
 (P ≈ n/10, scores N(0, 1) + 1 for positives), where QS must stay O(N log P + P log P); the O(PN)
-baselines run only where one call is predicted to take < ``LARGE_P_BUDGET`` seconds.
+baselines run only where one call is predicted to take < ``LARGE_P_BUDGET`` seconds.  Last, the
+batched oracles (``Oracle.batch``: many stacked queries in one call, the training path) on layouts
+like LETOR's (many small queries) and one-vs-rest retrieval (one query), against a Python loop of
+per-query calls.
 
 Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--plot DIR] [--budget S] [--seed K]``;
 ``--plot DIR`` draws the per-call times against N (``oracle_times.png``).
@@ -219,6 +222,51 @@ def large_p(n_list, repeat, seed, frac_pos=0.1, budget=LARGE_P_BUDGET):
     return records
 
 
+BATCH_ROWS = [("ap", "qs"), ("ndcg", "qs"), ("zero_one", "auto")]
+
+
+def _stacked(rng, sizes, frac_pos):
+    """Stacked queries of the given sizes, each with a positive and a negative (positives + 1)."""
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    y = rng.random(int(ends[-1])) < frac_pos
+    y[starts], y[ends - 1] = True, False
+    return rng.normal(size=y.size) + y, y, starts.astype(np.int64), ends.astype(np.int64)
+
+
+def batch_layouts(quick, rng):
+    """name -> (scores, y, starts, ends) of the batched section."""
+    n = 50 if quick else 200
+    return {
+        f"{n} queries, n 20-300, 25% pos": _stacked(rng, rng.integers(20, 300, n), 0.25),
+        f"{10 * n} queries, n = 10, 30% pos": _stacked(rng, np.full(10 * n, 10), 0.3),
+        f"{n // 4} queries, n = 2000, 0.5% pos": _stacked(rng, np.full(n // 4, 2000), 0.005),
+        "1 query, n = 1257, 10% pos": _stacked(rng, np.array([1257]), 0.1),
+    }
+
+
+def batched(repeat, seed, quick):
+    """The batched section: ms per ``batch`` call, and the ratio of a loop of per-query calls."""
+    rng = np.random.default_rng(seed)
+    layouts = batch_layouts(quick, rng)
+    print("\nBatched: many stacked queries in one call (Oracle.batch, the training path), median ms per call "
+          "(× = a Python loop of per-query calls / batch):")
+    header = f"{'loss / oracle':<20}" + "".join(f"{name:>34}" for name in layouts)
+    print(header)
+    print("-" * len(header))
+    records = []
+    for loss, oracle in BATCH_ROWS:
+        f = get_oracle(loss, oracle)
+        cells = []
+        for name, (scores, y, starts, ends) in layouts.items():
+            ms = time_call(f.batch, (scores, y, starts, ends), repeat, 10.0)
+            loop = time_call(lambda: [f(scores[a:b], y[a:b]) for a, b in zip(starts, ends)], (), repeat, 10.0)
+            records.append(dict(layout=name, loss=loss, oracle=oracle, queries=int(starts.size), ms=ms, loop_ms=loop))
+            cells.append(f"{ms:.3g} ({loop / ms:.2g}×)")
+        print(f"{loss + ' / ' + oracle:<20}" + "".join(f"{c:>34}" for c in cells))
+    return records
+
+
 def plot(records, plot_dir):
     """Median ms per call against N, one panel per (regime, P), log-log; np.sort dashed."""
     plt = _common.pyplot()
@@ -263,12 +311,13 @@ def main(argv=None):
         print_targets(records)
     table2 = paper_table2(repeat, args.seed)
     big = large_p([10_000, 30_000] if args.quick else [100_000, 1_000_000], min(repeat, 3), args.seed)
+    batch = batched(repeat if args.quick else max(repeat, 20), args.seed, args.quick)
     if args.plot:
         plot(records, args.plot)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2,
-                       "large_p": big}, fh, indent=1)
+                       "large_p": big, "batched": batch}, fh, indent=1)
     return 0
 
 

@@ -7,6 +7,8 @@ RankSVM
     0-1 or precision@k structured hinge (``ssvm.estimators``).
 LatentRankSVM
     latent AP-SVM for weakly supervised detection (``ssvm.latent``).
+LabelRankSVM
+    label ranking by precision@k with c-star label dependencies (``ssvm.label_ranking``).
 losses
     loss-augmented inference oracles, ``ssvm.losses.loss_augmented_inference``.
 
@@ -16,9 +18,13 @@ The estimators are imported lazily so that ``import ssvm`` (and the oracles) sta
 from importlib import import_module
 
 __version__ = "0.1.0"
-__all__ = ["RankSVM", "LatentRankSVM", "losses", "__version__"]
+__all__ = ["RankSVM", "LatentRankSVM", "LabelRankSVM", "losses", "__version__"]
 
-_LAZY = {"RankSVM": "ssvm.estimators", "LatentRankSVM": "ssvm.latent"}
+_LAZY = {
+    "RankSVM": "ssvm.estimators",
+    "LatentRankSVM": "ssvm.latent",
+    "LabelRankSVM": "ssvm.label_ranking",
+}
 
 
 def __getattr__(name):

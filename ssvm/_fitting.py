@@ -13,13 +13,29 @@ from sklearn.utils import check_random_state
 
 from ssvm.solvers import SOLVERS
 
-__all__ = ["RESERVED_SOLVER_PARAMS", "check_solver_params", "draw_seeds", "run_solver", "say"]
+__all__ = ["RESERVED_SOLVER_PARAMS", "check_solver_params", "draw_seeds", "is_dask_array",
+           "run_solver", "say"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 
 #: solver arguments that the estimators set from their own parameters
 RESERVED_SOLVER_PARAMS = frozenset({"problem", "C", "tol", "max_iter", "w0", "callback",
                                     "random_state"})
+
+
+def is_dask_array(X):
+    """Whether ``X`` is a dask array (dask is not imported here: a dask array means it was).
+
+    Parameters
+    ----------
+    X : object
+
+    Returns
+    -------
+    bool
+    """
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)
 
 
 def say(message):

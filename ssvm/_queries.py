@@ -12,7 +12,7 @@ import numpy as np
 from ssvm.exceptions import DegenerateQueriesWarning, warn_once
 
 __all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries",
-           "check_relevance_grades"]
+           "check_relevance_grades", "check_group", "check_informative"]
 
 
 def check_relevance_grades(y, n_samples, name="y"):
@@ -123,6 +123,27 @@ def queries_from_group(group, n_samples):
     ValueError
         If a size is not a positive integer or the sizes do not sum to ``n_samples``.
     """
+    group = check_group(group, n_samples)
+    return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
+
+
+def check_group(group, n_samples):
+    """Query sizes (LightGBM's ``group``) as int64, checked against the number of rows.
+
+    Parameters
+    ----------
+    group : array-like of int of shape (n_queries,)
+    n_samples : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_queries,)
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer or the sizes do not sum to ``n_samples``.
+    """
     group = np.asarray(group)
     if group.ndim != 1 or group.shape[0] == 0:
         raise ValueError(
@@ -143,7 +164,7 @@ def queries_from_group(group, n_samples):
             f"group sizes sum to {total} but X has {n_samples} rows; "
             "group must give the sizes of consecutive queries covering every row."
         )
-    return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
+    return group
 
 
 def resolve_queries(n_samples, qid=None, group=None):
@@ -210,9 +231,34 @@ def informative_queries(queries, relevant, *, warn=True):
             no_neg += 1
         else:
             kept.append(q)
-    if not kept:
+    # informative_queries < fit < sklearn's _fit_context wrapper < caller
+    check_informative(len(queries), no_pos, no_neg, warn=warn, stacklevel=4)
+    return kept
+
+
+def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
+    """Fail if every query is degenerate; warn (once per session) if some are.
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries.
+    no_pos, no_neg : int
+        Queries without a relevant row, and with only relevant rows.
+    warn : bool, default=True
+        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped.
+    stacklevel : int, default=2
+        ``stacklevel`` of the warning as ``warnings.warn`` would take it in the caller of this
+        function (2: the caller's caller).
+
+    Raises
+    ------
+    ValueError
+        If no query has both a relevant and a non-relevant row.
+    """
+    if no_pos + no_neg == n_queries:
         raise ValueError(
-            f"All {len(queries)} queries are degenerate ({no_pos} without a relevant row, "
+            f"All {n_queries} queries are degenerate ({no_pos} without a relevant row, "
             f"{no_neg} without a non-relevant row): every query needs at least one positive "
             "(y > 0) and one negative row to be trained on."
         )
@@ -224,6 +270,5 @@ def informative_queries(queries, relevant, *, warn=True):
             "warnings.simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) shows it "
             "at every fit.)",
             DegenerateQueriesWarning,
-            stacklevel=4,  # informative_queries < fit < sklearn's _fit_context wrapper < caller
+            stacklevel=stacklevel + 1,
         )
-    return kept

@@ -97,6 +97,11 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
     from tqdm.auto import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
+    from ssvm.losses import warm_up
+
+    # numba compiles the oracles' kernels on a machine's first run: here, with a log line, not under
+    # a progress bar frozen at 0% (the demo's queries have many positives: no score grid needed)
+    warm_up(tuple(spec.loss for spec in DEMO_MODELS), few_positives=False, log=logger)
     X_train, X_test, y_train, y_test = _load_digits(quick, random_state)
     classes = np.unique(y_train)
     grid = QUICK_GRID if quick else DEMO_GRID

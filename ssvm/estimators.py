@@ -15,16 +15,15 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
+from ssvm._fitting import check_solver_params, draw_seeds, is_dask_array, run_solver, say
 from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
-from ssvm.problem import StructuredHinge
+from ssvm.problem import StructuredHinge, matvec
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
@@ -241,33 +240,44 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         oracle = self._make_oracle()
         solver_params = check_solver_params(self.solver, self.solver_params, "RankSVM")
         ranking_mode = qid is not None or group is not None
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        n_samples, n_features = X.shape
-        if ranking_mode:
-            relevant = check_relevance_grades(y, n_samples) > 0
-            every_query = resolve_queries(n_samples, qid=qid, group=group)
-            queries = informative_queries(every_query, relevant)
-            self.classes_ = np.array([0, 1])
-            targets = [relevant]
+        zero_one = _is_loss(self.loss, "zero_one")
+        if is_dask_array(X):
+            from ssvm.problem.dask_training import training_set  # dask only when it is used
+
+            validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
+            data = training_set(X, y, qid=qid, group=group, oracle=oracle,
+                                fit_intercept=zero_one, solver=self.solver)
+            X, targets, problems, self.classes_ = data.X, data.targets, data.problems, data.classes
+            queries, every_query = range(data.n_queries), range(data.n_queries + data.n_skipped)
+            n_features = X.shape[1]
         else:
-            check_classification_targets(y)
-            self.classes_, y_index = np.unique(y, return_inverse=True)
-            n_classes = self.classes_.shape[0]
-            if n_classes < 2:
-                raise ValueError(
-                    "RankSVM needs samples of at least two classes; the data contain only one "
-                    f"class: {_plain(self.classes_[0])!r}."
-                )
-            every_query = queries = [np.arange(n_samples, dtype=np.int64)]
-            labels = [1] if n_classes == 2 else range(n_classes)
-            targets = [y_index == j for j in labels]
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+            n_samples, n_features = X.shape
+            if ranking_mode:
+                relevant = check_relevance_grades(y, n_samples) > 0
+                every_query = resolve_queries(n_samples, qid=qid, group=group)
+                queries = informative_queries(every_query, relevant)
+                self.classes_ = np.array([0, 1])
+                targets = [relevant]
+            else:
+                check_classification_targets(y)
+                self.classes_, y_index = np.unique(y, return_inverse=True)
+                n_classes = self.classes_.shape[0]
+                if n_classes < 2:
+                    raise ValueError(
+                        "RankSVM needs samples of at least two classes; the data contain only one "
+                        f"class: {_plain(self.classes_[0])!r}."
+                    )
+                every_query = queries = [np.arange(n_samples, dtype=np.int64)]
+                labels = [1] if n_classes == 2 else range(n_classes)
+                targets = [y_index == j for j in labels]
+            problems = [None] * len(targets)  # built in each task
         self.n_queries_ = len(queries)
         self.n_skipped_queries_ = len(every_query) - len(queries)
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(no relevant or no non-relevant row)")
 
-        zero_one = _is_loss(self.loss, "zero_one")
         one_vs_rest = len(targets) > 1
         jobs = [
             delayed(_fit_task)(
@@ -276,12 +286,14 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 tol=self.tol, max_iter=self.max_iter, w0=w0, random_state=seed,
                 verbose=self.verbose, solver_params=solver_params,
                 name=f"RankSVM class {_plain(self.classes_[j])!r}" if one_vs_rest else "RankSVM",
+                problem=problem,
             )
-            for j, (target, w0, seed) in enumerate(zip(
-                targets, self._warm_start_points(len(targets), n_features, zero_one),
+            for j, (target, problem, w0, seed) in enumerate(zip(
+                targets, problems, self._warm_start_points(len(targets), n_features, zero_one),
                 draw_seeds(self.random_state, len(targets))))
         ]
-        results = Parallel(n_jobs=self.n_jobs if one_vs_rest else 1)(jobs)
+        in_memory = problems[0] is None  # a dask fit's problems run on the cluster, one by one
+        results = Parallel(n_jobs=self.n_jobs if one_vs_rest and in_memory else 1)(jobs)
         self._store_results(X, targets, results, zero_one)
         self._fitted_on_queries = ranking_mode
         return self
@@ -331,8 +343,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             if zero_one:
                 intercept[j] = w[n_features]
             else:
-                scores = np.asarray(safe_sparse_dot(X, coef[j]), dtype=np.float64).ravel()
-                intercept[j] = -accuracy_threshold(scores, target)
+                intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept
         self.n_iter_ = int(max(result.n_iter for result in results))
@@ -434,10 +445,12 @@ def _training_problem(X, target, queries, oracle, *, fit_intercept, n_jobs):
 
 
 def _fit_task(X, target, queries, oracle, *, fit_intercept, n_jobs, solver, C, tol, max_iter,
-              w0, random_state, verbose, name, solver_params):
-    """Build the problem of one binary task and minimise it (joblib worker)."""
-    problem = _training_problem(X, target, queries, oracle, fit_intercept=fit_intercept,
-                                n_jobs=n_jobs)
+              w0, random_state, verbose, name, solver_params, problem=None):
+    """Build the problem of one binary task (unless given: a dask fit's) and minimise it
+    (joblib worker)."""
+    if problem is None:
+        problem = _training_problem(X, target, queries, oracle, fit_intercept=fit_intercept,
+                                    n_jobs=n_jobs)
     result = run_solver(problem, solver, C, tol=tol, max_iter=max_iter, w0=w0,
                         random_state=random_state, verbose=verbose, name=name,
                         solver_params=solver_params)

@@ -189,4 +189,5 @@ def test_readme_starts_with_the_two_commands():
     assert lines[3].startswith("pip install . && ssvm demo")
     assert lines[4].startswith('pip install ".[dev]" && python -m pytest -q')
     tour = text.split("<!-- tour-start -->", 1)[1].split("<!-- tour-end -->", 1)[0]
-    assert "GridSearchCV" in tour and "set_score_request(qid=True)" in tour and "groups=qid" in tour
+    # the per-query recipe: routing on (RankSVM requests qid for fit and score), queries kept whole
+    assert "GridSearchCV" in tour and "enable_metadata_routing=True" in tour and "groups=qid" in tour

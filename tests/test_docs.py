@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 API = (REPO / "docs" / "api.rst").read_text(encoding="utf-8")
 DOCUMENTED = ["ssvm", "ssvm.losses", "ssvm.datasets", "ssvm.detection", "ssvm.metrics",
-              "ssvm.exceptions"]
+              "ssvm.exceptions", "ssvm.nn"]
 NOT_IN_API = {"ssvm": {"__version__", "losses"}}  # the version string, a module documented below it
 PAGES = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("**/*.md")),
          REPO / "docs" / "api.rst", *sorted((REPO / "examples").glob("*"))]

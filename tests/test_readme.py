@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = ["README.md", "docs/concepts.md", "docs/queries.md"]
+PAGES = ["README.md", "docs/concepts.md", "docs/queries.md", "docs/scaling.md"]
 FENCE = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 
 

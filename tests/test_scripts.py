@@ -242,3 +242,53 @@ def test_exp_cnn_features_quick(tmp_path):
     for r in result["rows"]:
         assert 0.0 <= r["mean AP"] <= 1.0
     assert "Recommended:" in out
+
+
+def test_bench_scale_quick(tmp_path):
+    pytest.importorskip("distributed")
+    pytest.importorskip("zarr")
+    out, result, pngs = run_script("bench_scale", tmp_path)
+    assert "Cutting plane to tol" in out and "Targets" in out
+    setups = {(r["dtype"], r["set-up"]) for r in result["rows"]}
+    assert setups == {(dtype, s) for dtype in ("float64", "float32")
+                      for s in ("in memory", "dask threads", "LocalCluster", "zarr on disk")}
+    for r in result["rows"]:
+        assert r["converged"] and r["round s"] > 0
+        if r["set-up"] != "in memory":  # the same iterates as in memory, whatever the set-up
+            reference = next(m for m in result["rows"]
+                             if (m["dtype"], m["set-up"]) == (r["dtype"], "in memory"))
+            assert r["rounds"] == reference["rounds"] and r["w vs in memory"] < 1e-10
+            assert 0 < r["client<->tasks kB/round"] < 10 and r["tasks/round"] == 4
+    assert len(result["targets"]) == 5
+    assert pngs == ["scale_rounds.png"]
+
+
+def test_bench_scale_blocks_are_the_same_everywhere(scripts_on_path):
+    from argparse import Namespace
+
+    from bench_scale import in_memory, on_workers
+
+    args = Namespace(d=3, block_rows=40, query_size=20, relevant=0.3, seed=5)
+    X, y, qid = in_memory(args, 100, "float32")
+    Xd, yd, qd = on_workers(args, 100, "float32")
+    np.testing.assert_array_equal(Xd.compute(scheduler="sync"), X)
+    np.testing.assert_array_equal(yd.compute(scheduler="sync"), y)
+    np.testing.assert_array_equal(qd.compute(scheduler="sync"), qid)
+    assert X.dtype == np.float32 and Xd.chunks[0] == (40, 40, 20)
+    assert np.array_equal(qid, np.arange(100) // 20) and 0 < y.sum() < 100
+
+
+def test_exp_label_ranking_quick(tmp_path):
+    out, result, pngs = run_script("exp_label_ranking", tmp_path)
+    assert "emotions" in out and "Mensink et al. 2011, Table 1" in out
+    assert pngs == ["label_ranking.png"]
+    for data, rows in result["rows"].items():
+        models = [r["model"] for r in rows]
+        assert "LabelRankSVM independent" in models and "LabelRankSVM c-star C=5" in models
+        assert "OneVsRest(LinearSVC)" in models and "ClassifierChain(LinearSVC)" in models
+        for r in rows:
+            values = [r["BEP"], r["Q1"], r["Q2"], r["Q5"], r["Q10"], r["LRAP"]]
+            assert all(0.0 <= v <= 100.0 for v in values) and r["fit s"] > 0
+        if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
+            assert all(r["Q10"] == 100.0 for r in rows)
+            assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions

@@ -9,10 +9,18 @@ load_ranking_task, split_ranking_task, split_by_query
 load_letor_sample, detection_mini_path
     small real data sets shipped inside ssvm (no download): a LETOR sample and a VOC-layout
     detection folder, with their licences.
+load_emotions
+    the "emotions" multi-label music data set, bundled with the package (label ranking).
 """
 
-from .bundled import RANKING_TASKS, load_ranking_task, split_by_query, split_ranking_task
+from .bundled import (
+    RANKING_TASKS,
+    load_ranking_task,
+    split_by_query,
+    split_ranking_task,
+)
 from .letor import load_letor, read_query_sizes
+from .multilabel import load_emotions
 from .samples import detection_mini_path, load_letor_sample
 from .voc import VOCDataset, find_voc_root, load_voc
 
@@ -21,6 +29,7 @@ __all__ = [
     "VOCDataset",
     "detection_mini_path",
     "find_voc_root",
+    "load_emotions",
     "load_letor",
     "load_letor_sample",
     "load_ranking_task",

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from sklearn.utils import Bunch
 
-__all__ = ["RANKING_TASKS", "load_ranking_task", "split_ranking_task", "split_by_query"]
+__all__ = ["RANKING_TASKS", "load_ranking_task", "split_by_query", "split_ranking_task"]
 
 # name -> (sklearn loader name, one-line description)
 RANKING_TASKS = {

@@ -4,7 +4,9 @@ import hashlib
 
 import numpy as np
 
+from ssvm._fitting import is_dask_array
 from ssvm.detection.store import chunked_scores
+from ssvm.problem import matvec
 
 __all__ = ["Bags", "as_bags", "image_labels"]
 
@@ -68,7 +70,10 @@ class Bags:
         return _finite(out)
 
     def scores(self, coef, intercept):
-        """Score of every window, computed in chunks of rows (ValueError if one is not finite)."""
+        """Score of every window, computed in chunks of rows, or block by block for a dask
+        array (ValueError if one is not finite)."""
+        if is_dask_array(self.features):
+            return _finite(matvec(self.features, coef) + intercept)
         return _finite(chunked_scores(self.features, coef, intercept, chunk_rows=self.chunk_rows))
 
     def means(self):

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ssvm._fitting import is_dask_array
 from ssvm.losses.pooled import pooled_oracle, segment_argmax
 from ssvm.problem import StructuredHinge
 
@@ -24,6 +25,13 @@ class ConvexBound:
     Features are checked once: the negatives' rows here, each positive window through its
     (finite) score when it is imputed.
 
+    When the window features are a dask array (``da.from_zarr(...)``, or a memory-mapped store
+    wrapped by ``da.from_array``), the negatives' windows stay where they are — on the cluster's
+    workers (persisted once), or read block by block from disk every round — and each step's
+    problem is a :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge` over them plus the
+    imputed positives in memory (the intercept a virtual feature): only vectors of one number
+    per window are ever held in one process, and non-finite features are found in the rounds.
+
     Parameters
     ----------
     data : Bags
@@ -43,12 +51,19 @@ class ConvexBound:
         self.n_neg_rows = neg_rows.size
         n_pos = self.positive_images.size
         d = data.n_features
-        self.X = np.empty((self.n_neg_rows + n_pos, d + int(intercept)))
-        self.X[:self.n_neg_rows, :d] = data.rows(neg_rows)
-        if not np.all(np.isfinite(self.X[:self.n_neg_rows, :d])):
-            raise ValueError("window features contain NaN or infinite values")
-        if intercept:
-            self.X[:, d] = 1.0
+        if is_dask_array(data.features):  # the negatives stay out of this process
+            from ssvm.problem.dask_space import distributed_client
+
+            self.X, self.neg_rows = None, neg_rows
+            self.features = (data.features.persist() if distributed_client() is not None
+                             else data.features)
+        else:
+            self.X = np.empty((self.n_neg_rows + n_pos, d + int(intercept)))
+            self.X[:self.n_neg_rows, :d] = data.rows(neg_rows)
+            if not np.all(np.isfinite(self.X[:self.n_neg_rows, :d])):
+                raise ValueError("window features contain NaN or infinite values")
+            if intercept:
+                self.X[:, d] = 1.0
         self.y = np.concatenate((np.zeros(self.n_neg_rows, dtype=bool), np.ones(n_pos, dtype=bool)))
         if negatives == "best":
             neg_offsets = np.concatenate(([0], np.cumsum(stops - starts))).astype(np.int64)
@@ -71,7 +86,13 @@ class ConvexBound:
         return index[segment_argmax(scores, local)]
 
     def problem(self, imputed):
-        """StructuredHinge of the convex bound with positives fixed to ``imputed`` windows."""
+        """The problem of the convex bound with positives fixed to ``imputed`` windows."""
+        if self.X is None:
+            from ssvm.problem.dask_gathered import DaskGatheredHinge
+
+            return DaskGatheredHinge(self.features, self.y, self.oracle, rows=self.neg_rows,
+                                     extra=self.data.rows(imputed), fit_intercept=self.intercept,
+                                     persist=False, n_jobs=self.n_jobs)
         d = self.data.n_features
         self.X[self.n_neg_rows:, :d] = self.data.rows(imputed)
         return _problem(self.X, self.y, self.oracle, self.n_jobs)

@@ -128,7 +128,11 @@ class LatentRankSVM(BaseEstimator):
     -----
     Window features are only read in chunks (a memory-mapped store works), but the convex problem
     of a CCCP step holds, in memory as float64, every window of every negative image plus one row
-    per positive image: (n_negative_windows + n_positive_images) × (n_features + intercept).
+    per positive image: (n_negative_windows + n_positive_images) × (n_features + intercept) —
+    unless the window features are a dask array (``da.from_zarr(...)``, or
+    ``da.from_array(store.features, chunks=(100_000, None))``): the negatives' windows then stay
+    out of this process (on a ``dask.distributed`` cluster's workers, or on disk, read block by
+    block every round) and only vectors of one number per window are held in memory.
 
     Examples
     --------

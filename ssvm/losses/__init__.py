@@ -9,7 +9,10 @@ Losses: ``"ap"``, ``"ndcg"`` (QS-suitable, served by one generic QS kernel), ``"
 O(N log P); for AP and NDCG with P ≥ N/50 one packed-key sort and a certified walk instead),
 ``"yue"`` / ``"chakrabarti"`` (sort everything, O(PN + N log N)), ``"search"``
 (Algorithm 3), ``"dp"`` (Song et al., also the loss-diminished direction via
-:func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``.
+:func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``; which
+oracle serves which loss is one declarative table (:mod:`ssvm.losses.registry`).  The kernels are
+compiled by numba on first use and cached on disk; :func:`warm_up` (``ssvm warmup``) does it up
+front, saying so.
 """
 
 from .dp import ap_direct_loss_inference
@@ -17,9 +20,11 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 from .registry import (LOSS_NAMES, ORACLE_NAMES, Oracle, as_oracle, get_oracle, loss_augmented_inference,
                        ranking_loss, supported_oracles)
 from .suitability import QSCheckResult, check_qs_suitable
+from .score_losses import direct_loss_gradient, rank_hinge
+from .warmup import warm_up
 
 __all__ = [
     "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
     "supported_oracles", "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
-    "ap_direct_loss_inference",
+    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up",
 ]

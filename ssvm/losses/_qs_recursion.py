@@ -13,24 +13,33 @@ quickselect whatever the order of the input (sorted, reversed, organ-pipe, ...);
 depend on them.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
+from ._packed_keys import sort_keys
 from ._rank_kernels import best_rank
 
-__all__ = ["opt_ranks", "assign_block", "chain_opts", "new_work"]
+__all__ = ["Work", "opt_ranks", "assign_block", "chain_opts", "new_work"]
 
 _SAMPLE = 64
 _SAMPLE_MIN = 1024
 _MARGIN = 2
+_SEED = 0x9E3779B97F4A7C15
+
+Work = namedtuple("Work", ["stack", "sample", "state"])
+Work.__doc__ = """Work buffers of :func:`opt_ranks`: its explicit stack (int64 (128, 4): O(log N) entries, the
+smaller side of every split on top), the pivot sample (float64 (64,)) and the xorshift state (uint64 (1,))."""
 
 
 @njit(cache=True)
 def new_work():
-    """Work buffers of :func:`opt_ranks` (its explicit stack, pivot sample and random state),
-    allocated once per oracle call and shared by all its blocks."""
-    return (np.empty((128, 4), dtype=np.int64), np.empty(_SAMPLE, dtype=np.float64),
-            np.full(1, 0x9E3779B97F4A7C15, dtype=np.uint64))
+    """:class:`Work` buffers of :func:`opt_ranks`, allocated once per oracle call and shared by all
+    its blocks."""
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = _SEED
+    return Work(np.empty((128, 4), dtype=np.int64), np.empty(_SAMPLE, dtype=np.float64), state)
 
 
 @njit(cache=True, inline="always")
@@ -45,11 +54,14 @@ def _rand_below(state, n):
 
 
 @njit(cache=True)
-def assign_block(ids, lo, hi, r, c, counts, n_pos, inv):
-    coef = (n_pos + 1 - r) * inv
+def assign_block(ids, lo, hi, r, obj, out):
+    """Rank ``r`` for the negatives ``ids[lo:hi]``: their coefficient 2(P + 1 − r)/(PN) into
+    ``out.c`` (a :class:`Result`) and their number into ``out.counts[r − 1]``."""
+    coef = (obj.n_pos + 1 - r) * obj.inv
+    c = out.c
     for t in range(lo, hi):
         c[ids[t]] = coef
-    counts[r - 1] += hi - lo
+    out.counts[r - 1] += hi - lo
 
 
 @njit(cache=True)
@@ -98,16 +110,16 @@ def _partition3(vals, ids, lo, hi, v):
 
 
 @njit(cache=True)
-def chain_opts(s_pt, j_pt, left, right, sp, inv, kind, table, n_pos, ranks):
+def chain_opts(s_pt, j_pt, left, right, obj, ranks):
     """opts of a chain of (score, order) points along which s never rises and j never falls, all
-    known to lie in [left, right]; written into ``ranks``.
+    known to lie in [left, right], for the :class:`Objective` ``obj``; written into ``ranks``.
 
     Their opts are non-decreasing, so the divide and conquer of Algorithm 2 finds them: each is
     searched only between the opts of the nearest computed points before and after it, and a
     stretch whose bracket has collapsed is filled at once.
     """
     stack = np.empty((64, 4), dtype=np.int64)
-    top = _push(stack, 0, 0, s_pt.size, left, right)
+    top = _push(stack, np.int64(0), np.int64(0), s_pt.size, left, right)
     while top > 0:
         top -= 1
         lo = stack[top, 0]
@@ -121,28 +133,32 @@ def chain_opts(s_pt, j_pt, left, right, sp, inv, kind, table, n_pos, ranks):
                 ranks[t] = ll
             continue
         mid = (lo + hi) >> 1
-        o = best_rank(s_pt[mid], j_pt[mid], ll, rr, sp, inv, kind, table, n_pos)
+        o = best_rank(s_pt[mid], j_pt[mid], ll, rr, obj)
         ranks[mid] = o
         top = _push(stack, top, lo, mid, ll, o)
         top = _push(stack, top, mid + 1, hi, o, rr)
 
 
 @njit(cache=True)
-def _equal_block(ids, a, b, joff, v, left, right, sp, inv, kind, table, n_pos, c, counts):
+def _equal_block(ids, a, b, joff, v, left, right, obj, out):
     """Ranks of equal scores at buffer positions a..b-1 (orders j = joff+a+1 .. joff+b), whose
     first and last have ranks ``left`` and ``right``."""
     if left == right:
-        assign_block(ids, a, b, left, c, counts, n_pos, inv)
+        assign_block(ids, a, b, left, obj, out)
         return
-    ids[a:b].sort()  # equal scores: the (−score, index) order is the index order
-    assign_block(ids, a, a + 1, left, c, counts, n_pos, inv)
-    assign_block(ids, b - 1, b, right, c, counts, n_pos, inv)
+    sort_keys(ids[a:b].view(np.uint64))  # equal scores: the (−score, index) order is the index order
+    assign_block(ids, a, a + 1, left, obj, out)
+    assign_block(ids, b - 1, b, right, obj, out)
     m = b - a - 2  # the inner ones: a chain of one score and consecutive orders
     ranks = np.empty(m, dtype=np.int64)
-    chain_opts(np.full(m, v), np.arange(joff + a + 2, joff + a + 2 + m), left, right, sp, inv, kind, table, n_pos,
-               ranks)
+    s_pt = np.empty(m, dtype=np.float64)
+    j_pt = np.empty(m, dtype=np.int64)
     for t in range(m):
-        assign_block(ids, a + 1 + t, a + 2 + t, ranks[t], c, counts, n_pos, inv)
+        s_pt[t] = v
+        j_pt[t] = joff + a + 2 + t
+    chain_opts(s_pt, j_pt, left, right, obj, ranks)
+    for t in range(m):
+        assign_block(ids, a + 1 + t, a + 2 + t, ranks[t], obj, out)
 
 
 @njit(cache=True)
@@ -155,7 +171,7 @@ def _push(stack, top, lo, hi, ll, rr):
 
 
 @njit(cache=True)
-def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, state):
+def _pivot(vals, lo, hi, joff, ll, rr, obj, work):
     """Pivot value for the block vals[lo:hi] with rank interval [ll, rr].
 
     Correctness never depends on it (the pivot's own opt is computed exactly).  Small blocks: median
@@ -164,21 +180,27 @@ def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, stat
     ll — and the pivot leaving the smaller remainder is taken; the median of three random elements
     if that remainder exceeds half.
     """
+    sample = work.sample
+    state = work.state
     n = hi - lo
     if n < _SAMPLE_MIN:
         return _random_median3(vals, lo, n, state)
     m = _SAMPLE
-    for k in range(m):
-        sample[k] = vals[lo + _rand_below(state, n)]
-    sample.sort()
-    smp = sample[::-1]  # descending
+    for k in range(m):  # a random sample, in descending order (insertion: it is small)
+        v = vals[lo + _rand_below(state, n)]
+        t = k - 1
+        while t >= 0 and sample[t] < v:
+            sample[t + 1] = sample[t]
+            t -= 1
+        sample[t + 1] = v
+    smp = sample
     # smallest q predicted at rr (predictions are monotone in q)
     a = 0
     b = m
     while a < b:
         q = (a + b) >> 1
         j = joff + lo + 1 + int((q + 0.5) * n / m)
-        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == rr:
+        if best_rank(smp[q], j, ll, rr, obj) == rr:
             b = q
         else:
             a = q + 1
@@ -189,7 +211,7 @@ def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, stat
     while a < b:
         q = (a + b + 1) >> 1
         j = joff + lo + 1 + int((q + 0.5) * n / m)
-        if best_rank(smp[q], j, ll, rr, sp, inv, kind, table, n_pos) == ll:
+        if best_rank(smp[q], j, ll, rr, obj) == ll:
             a = q
         else:
             b = q - 1
@@ -204,12 +226,13 @@ def _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, stat
 
 
 @njit(cache=True)
-def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_neg, c, counts, work):
-    """Algorithm 2 on buffer positions lo0..hi0-1 holding the negatives of orders
-    j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]; ``work`` from :func:`new_work`."""
-    inv = 2.0 / (n_pos * n_neg)
-    stack, sample, state = work
-    top = _push(stack, 0, lo0, hi0, left, right)
+def opt_ranks(vals, ids, lo0, hi0, joff, left, right, obj, out, work):
+    """Algorithm 2 on buffer positions lo0..hi0-1 of (``vals``, ``ids``) holding the negatives of
+    orders j = joff + lo0 + 1 .. joff + hi0, whose ranks lie in [left, right]: their coefficients and
+    counts into ``out`` (:class:`Result`) for the :class:`Objective` ``obj``; ``work`` from
+    :func:`new_work`."""
+    stack = work.stack
+    top = _push(stack, np.int64(0), lo0, hi0, left, right)
     while top > 0:
         top -= 1
         lo = stack[top, 0]
@@ -217,15 +240,15 @@ def opt_ranks(vals, ids, lo0, hi0, joff, left, right, sp, kind, table, n_pos, n_
         ll = stack[top, 2]
         rr = stack[top, 3]
         if ll == rr:  # the interval collapsed: assign the block without touching it again
-            assign_block(ids, lo, hi, ll, c, counts, n_pos, inv)
+            assign_block(ids, lo, hi, ll, obj, out)
             continue
-        v = _pivot(vals, lo, hi, joff, ll, rr, sp, inv, kind, table, n_pos, sample, state)
+        v = _pivot(vals, lo, hi, joff, ll, rr, obj, work)
         a, b = _partition3(vals, ids, lo, hi, v)
-        o_first = best_rank(v, joff + a + 1, ll, rr, sp, inv, kind, table, n_pos)
+        o_first = best_rank(v, joff + a + 1, ll, rr, obj)
         o_last = o_first
         if b - a > 1:
-            o_last = best_rank(v, joff + b, o_first, rr, sp, inv, kind, table, n_pos)
-        _equal_block(ids, a, b, joff, v, o_first, o_last, sp, inv, kind, table, n_pos, c, counts)
+            o_last = best_rank(v, joff + b, o_first, rr, obj)
+        _equal_block(ids, a, b, joff, v, o_first, o_last, obj, out)
         # the smaller side goes on top, so the stack stays O(log N)
         if a - lo > hi - b:
             if lo < a:

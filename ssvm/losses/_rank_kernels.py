@@ -9,17 +9,30 @@ the j-th negative in (−score, index) order (j = 1..N) gets an interleaving ran
 
 Tie rule (paper footnote 1 and opt_j): among equally good ranks the largest one is taken, so
 every exact oracle returns the same ranking.
+
+The kernels pass f_j around as one :class:`Objective` and write their output into one
+:class:`Result` (numba named tuples: grouped arguments, no run-time cost).
 """
+
+from collections import namedtuple
+from math import log2
 
 import numpy as np
 from numba import njit
 
-from math import log2
-
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
-__all__ = ["loss_step", "sum_table", "best_rank", "write_coefficients", "positive_coefficients", "sorted_positives",
-           "sorted_negatives"]
+__all__ = ["Objective", "Result", "loss_step", "sum_table", "best_rank", "write_coefficients",
+           "positive_coefficients", "sorted_positives", "sorted_negatives"]
+
+Objective = namedtuple("Objective", ["sp", "inv", "kind", "table", "n_pos"])
+Objective.__doc__ = """f_j of problem (5) for one query: ``sp`` (float64, the positives' scores sorted by
+(−score, index)), ``inv`` = 2 / (P N), the loss's derivative ``(kind, table)`` (see
+:meth:`ssvm.losses.QSLoss.kernel_spec`) and ``n_pos`` = P."""
+
+Result = namedtuple("Result", ["c", "counts"])
+Result.__doc__ = """What an oracle kernel writes: ``c`` (float64 (n,), Lemma 6's coefficients, by original
+index) and ``counts`` (int64 (P + 1,), negatives per interleaving rank: the ± pattern that gives Δ)."""
 
 
 @njit(cache=True, inline="always")
@@ -47,12 +60,14 @@ def sum_table(kind, table, n_pos, n_neg):
 
 
 @njit(cache=True, inline="always")
-def best_rank(s, j, lo, hi, sp, inv, kind, table, n_pos):
-    """Largest argmax over ranks ``lo..hi`` of f_j for a negative with score ``s`` at order j.
+def best_rank(s, j, lo, hi, obj):
+    """Largest argmax over ranks ``lo..hi`` of f_j (``obj``, an :class:`Objective`) for a negative
+    with score ``s`` at order j.
 
     The running difference to the best value so far is accumulated (reset to 0 at every new
     best), so a comparison never loses the small loss terms against a large running total.
     """
+    sp, inv, kind, table, n_pos = obj
     best = lo
     diff = 0.0
     if kind == KIND_NDCG_LOG2:  # carry 1/log2(m) from step to step: one log per step, same bits

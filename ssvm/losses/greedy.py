@@ -13,7 +13,15 @@
 import numpy as np
 from numba import njit
 
-from ._rank_kernels import best_rank, loss_step, sorted_negatives, sorted_positives, sum_table, write_coefficients
+from ._rank_kernels import (
+    Objective,
+    best_rank,
+    loss_step,
+    sorted_negatives,
+    sorted_positives,
+    sum_table,
+    write_coefficients,
+)
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE
 
 __all__ = ["sorted_scan_oracle", "search_oracle"]
@@ -25,15 +33,17 @@ def _scan_all(sn, sp, kind, table, n_pos, n_neg):
     if kind == KIND_NDCG_LOG2:  # the discount table of SVM^ndcg, bit-identical to the closed form
         table = sum_table(kind, table, n_pos, n_neg)
         kind = KIND_SUM_TABLE
+    obj = Objective(sp, inv, kind, table, n_pos)
     ranks = np.empty(n_neg, dtype=np.int64)
     for t in range(n_neg):
-        ranks[t] = best_rank(sn[t], t + 1, 1, n_pos + 1, sp, inv, kind, table, n_pos)
+        ranks[t] = best_rank(sn[t], t + 1, 1, n_pos + 1, obj)
     return ranks
 
 
 @njit(cache=True)
 def _search_all(sn, sp, n_pos, n_neg, table):
     inv = 2.0 / (n_pos * n_neg)
+    obj = Objective(sp, inv, KIND_AP, table, n_pos)
     ranks = np.empty(n_neg, dtype=np.int64)
     for t in range(n_neg):
         j = t + 1
@@ -51,7 +61,7 @@ def _search_all(sn, sp, n_pos, n_neg, table):
                 hi = mid - 1
         i1 = lo + 1
         if q < n_pos:
-            i1 = best_rank(s, j, i1, n_pos + 1, sp, inv, KIND_AP, table, n_pos)
+            i1 = best_rank(s, j, i1, n_pos + 1, obj)
         ranks[t] = i1
     return ranks
 

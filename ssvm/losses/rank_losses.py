@@ -31,15 +31,32 @@ _EMPTY = np.zeros(1, dtype=np.float64)
 class QSLoss:
     """Base class of losses served by the generic QS kernel.
 
-    Subclasses set :attr:`name` and implement :meth:`kernel_spec` and :meth:`value`.
+    Subclasses set :attr:`name` and implement :meth:`kernel_spec` and :meth:`value`; one that
+    returns another kind than ``KIND_SUM_TABLE`` from :meth:`kernel_spec` declares it in
+    :attr:`kind`.
 
     Attributes
     ----------
     name : str
         Short name used in messages and benchmark tables.
+    kind : int
+        How the kernels evaluate the discrete derivative: the ``kind`` that :meth:`kernel_spec`
+        returns (``KIND_SUM_TABLE`` unless a subclass declares otherwise).
+    compiled_batch : bool
+        Whether the compiled batch loop of the QS oracle (:func:`ssvm.losses.qs.qs_batch`) serves
+        this loss: that loop computes the table and Δ of the built-in AP and NDCG (log2) itself.
+        Declared per class and not inherited: a subclass is served only if it declares it again
+        (it may change :meth:`value`), else its queries are solved one call at a time.
     """
 
     name = "qs_loss"
+    kind = KIND_SUM_TABLE
+    compiled_batch = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "compiled_batch" not in vars(cls):  # declared by the class itself, or False
+            cls.compiled_batch = False
 
     def kernel_spec(self, n_pos, n_neg):
         """Return ``(kind, table)`` describing the discrete derivative to the kernels.
@@ -93,7 +110,7 @@ class QSLoss:
         bool
         """
         kind, table = self.kernel_spec(n_pos, n_neg)
-        if kind in (KIND_AP, KIND_NDCG_LOG2):
+        if kind in (KIND_AP, KIND_NDCG_LOG2):  # closed forms: never positive
             return True
         return bool(np.all(table[2 : n_pos + n_neg + 1] <= 0.0))
 
@@ -146,6 +163,21 @@ def loss_value(kind, counts, log2_form):
 
 
 @njit(cache=True)
+def builtin_table(kind, n_pos, table):
+    """Write into ``table`` (length 1) the kernel table of the built-in AP (nothing) or NDCG (log2)
+    loss for P = ``n_pos``, as :meth:`NDCGLoss.kernel_spec` computes it: [1 / Σ_{k≤P} D(k)]."""
+    if kind == KIND_NDCG_LOG2:
+        table[0] = 1.0 / ndcg_norm(n_pos, np.bool_(True))  # not a literal: NDCGLoss's specialisation
+
+
+@njit(cache=True)
+def builtin_value(kind, counts):
+    """Δ of the built-in AP or NDCG (log2) loss for the ± pattern ``counts``, as their
+    :meth:`~QSLoss.value` computes it."""
+    return loss_value(kind, counts, np.bool_(True))  # not a literal: the specialisation value() uses
+
+
+@njit(cache=True)
 def _loss_values(kind, counts, log2_form):
     out = np.empty(counts.shape[0])
     for r in range(counts.shape[0]):
@@ -168,6 +200,8 @@ class APLoss(QSLoss):
     """
 
     name = "ap"
+    kind = KIND_AP
+    compiled_batch = True
 
     def kernel_spec(self, n_pos, n_neg):
         """See :meth:`QSLoss.kernel_spec`; AP uses the closed form ``KIND_AP``."""
@@ -212,6 +246,16 @@ class NDCGLoss(QSLoss):
         if discount not in _DISCOUNTS:
             raise ValueError(f"unknown NDCG discount {discount!r}; choose from {sorted(_DISCOUNTS)}")
         self.discount = discount
+
+    @property
+    def kind(self):
+        """``KIND_NDCG_LOG2`` (closed form) for the log2 discount, else ``KIND_SUM_TABLE``."""
+        return KIND_NDCG_LOG2 if self.discount == "log2" else KIND_SUM_TABLE
+
+    @property
+    def compiled_batch(self):
+        """The compiled batch loop serves the log2 discount (see :attr:`QSLoss.compiled_batch`)."""
+        return self.discount == "log2"
 
     def _d(self, i):
         i = np.asarray(i, dtype=np.float64)

@@ -1,4 +1,11 @@
-"""Registry of losses and oracles, and the public entry points of :mod:`ssvm.losses`."""
+"""Registry of losses and oracles, and the public entry points of :mod:`ssvm.losses`.
+
+One declarative table, ``_REGISTRY``: per loss name (and ``_QS_LOSS_ENTRY`` for any
+:class:`QSLoss` object) the oracles that serve it, each an :class:`OracleSpec` (its per-query
+function and its batch form, if any), the oracle ``"auto"`` resolves to, the loss's parameters and
+its value.  :func:`supported_oracles`, :func:`get_oracle`, :func:`loss_augmented_inference` and
+:func:`ranking_loss` all read it; nothing inspects a loss's type or an oracle's function.
+"""
 
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -10,26 +17,91 @@ from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brut
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
 from .greedy import search_oracle, sorted_scan_oracle
-from .qs import batchable, qs_batch, qs_oracle
+from .qs import qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 
-__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "Oracle", "as_oracle", "supported_oracles", "get_oracle",
+__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "Oracle", "OracleSpec", "as_oracle", "supported_oracles", "get_oracle",
            "loss_augmented_inference", "ranking_loss"]
 
 LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 
-# oracle name -> module-level function taking (scores, y, loss)
-_RANK_ORACLES = {
-    "ap": {"qs": qs_oracle, "yue": sorted_scan_oracle, "search": search_oracle, "dp": dp_oracle,
-           "brute": rank_brute_oracle},
-    "ndcg": {"qs": qs_oracle, "chakrabarti": sorted_scan_oracle, "brute": rank_brute_oracle},
+
+@dataclass(frozen=True)
+class OracleSpec:
+    """One (loss, oracle) pair of the registry: what solves one query, and many at once.
+
+    Parameters
+    ----------
+    single : callable
+        ``single(scores, y, **params) -> (c, delta)``, a module-level function.
+    batched : callable or None, default=None
+        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` over stacked queries, exactly
+        ``single`` on each; None: :meth:`Oracle.batch` loops over ``single``.  A batch form taking
+        a loss object serves only the losses that declare ``compiled_batch``
+        (:class:`~ssvm.losses.QSLoss`).
+    """
+
+    single: Callable
+    batched: Optional[Callable] = None
+
+
+def _check_k(k):
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"precision_at_k needs an integer k >= 1, got {k!r}")
+    return int(k)
+
+
+def _rank_value(s, yb, loss):
+    """Δ of the ranking by score (ties by index) for a QS loss, from its ± pattern."""
+    ranked = yb[np.argsort(-s, kind="stable")]
+    n_pos = int(np.count_nonzero(yb))
+    neg_before = np.cumsum(~ranked)[ranked]  # negatives above each positive, in rank order
+    counts = np.bincount(np.searchsorted(neg_before, np.arange(1, (~yb).sum() + 1), side="left") + 1,
+                         minlength=n_pos + 2)[1:]
+    return float(loss.value(counts))
+
+
+def _zero_one_value(s, yb):
+    return float(np.mean((s > 0) != yb))
+
+
+def _precision_value(s, yb, k):
+    k = min(k, s.size)
+    return float(np.count_nonzero(~yb[np.argsort(-s, kind="stable")][:k])) / k
+
+
+@dataclass(frozen=True)
+class _LossEntry:
+    """A loss in the registry: its oracles, what "auto" picks, how its oracles get their parameters.
+
+    ``loss_object`` builds the :class:`QSLoss` that rank-loss oracles take as ``loss=`` (None: the
+    oracles take no loss object); ``params`` maps each loss parameter to its default and checker;
+    ``value(scores, y, **params)`` is the loss of the ranking (or labelling) by score.
+    """
+
+    oracles: dict
+    auto: str
+    value: Callable
+    loss_object: Optional[Callable] = None
+    params: dict = field(default_factory=dict)
+
+
+_RANK_ORACLES = {"qs": OracleSpec(qs_oracle, qs_batch), "brute": OracleSpec(rank_brute_oracle)}
+# "auto": the fastest exact oracle per loss, measured with scripts/bench_oracles.py
+_REGISTRY = {
+    "ap": _LossEntry({**_RANK_ORACLES, "yue": OracleSpec(sorted_scan_oracle), "search": OracleSpec(search_oracle),
+                      "dp": OracleSpec(dp_oracle)}, auto="qs", value=_rank_value, loss_object=APLoss),
+    "ndcg": _LossEntry({**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)}, auto="qs",
+                       value=_rank_value, loss_object=NDCGLoss),
+    "zero_one": _LossEntry({"auto": OracleSpec(zero_one_oracle, zero_one_batch),
+                            "brute": OracleSpec(zero_one_brute_oracle)}, auto="auto", value=_zero_one_value),
+    "precision_at_k": _LossEntry({"auto": OracleSpec(precision_at_k_oracle),
+                                  "brute": OracleSpec(precision_at_k_brute_oracle)}, auto="auto",
+                                 value=_precision_value, params={"k": (10, _check_k)}),
 }
-_CUSTOM_ORACLES = {"qs": qs_oracle, "brute": rank_brute_oracle}
-# the fastest exact oracle per loss, measured with scripts/bench_oracles.py
-_AUTO = {"ap": "qs", "ndcg": "qs", "custom": "qs"}
-_RANK_LOSS_CLASSES = {"ap": APLoss, "ndcg": NDCGLoss}
-_PARAMS = {"ap": (), "ndcg": (), "zero_one": (), "precision_at_k": ("k",)}
+# any QSLoss object: the generic QS kernel and the exhaustive oracle
+_QS_LOSS_ENTRY = _LossEntry(_RANK_ORACLES, auto="qs", value=_rank_value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,12 +190,21 @@ def as_oracle(oracle):
     return Oracle(single=oracle, name=getattr(oracle, "__name__", type(oracle).__name__))
 
 
-def _check_loss(loss):
+def _entry(loss):
+    """The registry's entry of a loss name or :class:`QSLoss` object."""
     if isinstance(loss, QSLoss):
-        return loss
-    if isinstance(loss, str) and loss in LOSS_NAMES:
-        return loss
+        return _QS_LOSS_ENTRY
+    if isinstance(loss, str) and loss in _REGISTRY:
+        return _REGISTRY[loss]
     raise ValueError(f"unknown loss {loss!r}; choose from {LOSS_NAMES} or pass a QSLoss instance")
+
+
+def _loss_params(loss, entry, given):
+    """The loss parameters, checked and with their defaults filled in."""
+    extra = set(given) - set(entry.params)
+    if extra:
+        raise ValueError(f"unknown parameter(s) {sorted(extra)} for loss {loss!r}; allowed: {list(entry.params)}")
+    return {name: check(given.get(name, default)) for name, (default, check) in entry.params.items()}
 
 
 def supported_oracles(loss):
@@ -137,25 +218,15 @@ def supported_oracles(loss):
     Returns
     -------
     tuple of str
-        Always starts with ``"auto"``.
+        Always starts with ``"auto"``, then the loss's oracles in the order of ``ORACLE_NAMES``.
 
     Raises
     ------
     ValueError
         For an unknown loss.
     """
-    loss = _check_loss(loss)
-    if isinstance(loss, QSLoss):
-        return ("auto",) + tuple(_CUSTOM_ORACLES)
-    if loss in _RANK_ORACLES:
-        return ("auto",) + tuple(name for name in ORACLE_NAMES if name in _RANK_ORACLES[loss])
-    return ("auto", "brute")
-
-
-def _check_k(k):
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"precision_at_k needs an integer k >= 1, got {k!r}")
-    return int(k)
+    oracles = _entry(loss).oracles
+    return ("auto",) + tuple(name for name in ORACLE_NAMES[1:] if name in oracles)
 
 
 def get_oracle(loss="ap", oracle="auto", **loss_params):
@@ -182,36 +253,29 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
         Unknown loss or oracle, an oracle that does not support the loss, unknown or invalid
         loss parameters.
     """
-    loss = _check_loss(loss)
+    entry = _entry(loss)
     if oracle not in ORACLE_NAMES:
         raise ValueError(f"unknown oracle {oracle!r}; choose from {ORACLE_NAMES}")
-    allowed = _PARAMS.get(loss, ()) if isinstance(loss, str) else ()
-    extra = set(loss_params) - set(allowed)
-    if extra:
-        raise ValueError(f"unknown parameter(s) {sorted(extra)} for loss {loss!r}; allowed: {list(allowed)}")
+    params = _loss_params(loss, entry, loss_params)
     if oracle not in supported_oracles(loss):
         raise ValueError(f"oracle {oracle!r} does not support loss {loss!r}; "
                          f"supported: {supported_oracles(loss)}")
+    name = entry.auto if oracle == "auto" else oracle
+    spec = entry.oracles[name]
+    batched = spec.batched
+    loss_object = _loss_object(loss, entry)
+    if loss_object is not None:
+        params["loss"] = loss_object
+        if not loss_object.compiled_batch:
+            batched = None
+    return Oracle(spec.single, batched, params, name)
+
+
+def _loss_object(loss, entry):
+    """The :class:`QSLoss` a rank loss's oracles and value take (None for the other losses)."""
     if isinstance(loss, QSLoss):
-        name = _AUTO["custom"] if oracle == "auto" else oracle
-        return _declare(name, _CUSTOM_ORACLES[name], loss=loss)
-    if loss in _RANK_ORACLES:
-        name = _AUTO[loss] if oracle == "auto" else oracle
-        return _declare(name, _RANK_ORACLES[loss][name], loss=_RANK_LOSS_CLASSES[loss]())
-    if loss == "zero_one":
-        if oracle == "brute":
-            return Oracle(zero_one_brute_oracle, name="brute")
-        return Oracle(zero_one_oracle, zero_one_batch, name="auto")
-    k = _check_k(loss_params.get("k", 10))
-    if oracle == "brute":
-        return Oracle(precision_at_k_brute_oracle, params={"k": k}, name="brute")
-    return Oracle(precision_at_k_oracle, params={"k": k}, name="auto")
-
-
-def _declare(name, single, loss):
-    """The :class:`Oracle` of a ranking loss: QS has a batch form for the losses its loop serves."""
-    batched = qs_batch if single is qs_oracle and batchable(loss) else None
-    return Oracle(single, batched, {"loss": loss}, name)
+        return loss
+    return entry.loss_object() if entry.loss_object is not None else None
 
 
 def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params):
@@ -282,22 +346,10 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     ValueError
         On invalid input, unknown loss or parameters.
     """
-    loss = _check_loss(loss)
-    allowed = _PARAMS.get(loss, ()) if isinstance(loss, str) else ()
-    extra = set(loss_params) - set(allowed)
-    if extra:
-        raise ValueError(f"unknown parameter(s) {sorted(extra)} for loss {loss!r}; allowed: {list(allowed)}")
+    entry = _entry(loss)
+    params = _loss_params(loss, entry, loss_params)
     s, yb = validate_scores_labels(scores, y)
-    if loss == "zero_one":
-        return float(np.mean((s > 0) != yb))
-    order = np.argsort(-s, kind="stable")
-    ranked = yb[order]
-    if loss == "precision_at_k":
-        k = min(_check_k(loss_params.get("k", 10)), s.size)
-        return float(np.count_nonzero(~ranked[:k])) / k
-    obj = loss if isinstance(loss, QSLoss) else _RANK_LOSS_CLASSES[loss]()
-    n_pos = int(np.count_nonzero(yb))
-    neg_before = np.cumsum(~ranked)[ranked]  # negatives above each positive, in rank order
-    counts = np.bincount(np.searchsorted(neg_before, np.arange(1, (~yb).sum() + 1), side="left") + 1,
-                         minlength=n_pos + 2)[1:]
-    return float(obj.value(counts))
+    loss_object = _loss_object(loss, entry)
+    if loss_object is not None:
+        params["loss"] = loss_object
+    return entry.value(s, yb, **params)

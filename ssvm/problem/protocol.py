@@ -7,6 +7,8 @@ hinge (the cutting plane, full passes), :meth:`Problem.planes` the ones of singl
 on dask arrays and the label-ranking problem all implement it.
 """
 
+import numpy as np
+
 __all__ = ["Problem"]
 
 
@@ -69,6 +71,24 @@ class Problem:
             ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
         """
         raise NotImplementedError
+
+    def _check_w(self, w):
+        """``w`` as a float64 vector of length ``n_features`` (ValueError otherwise)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_features,):
+            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
+        return w
+
+    def _query_numbers(self, queries):
+        """The query numbers a :meth:`planes` call asks for, as int64 (all for None)."""
+        if queries is None:
+            return np.arange(self.n_queries)
+        idx = np.asarray(queries)
+        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError("queries must be a 1-D sequence of query numbers")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
+            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
+        return idx.astype(np.int64, copy=False)
 
     def hinge(self, w):
         """Mean hinge and a subgradient at ``w`` (see :meth:`plane`).

@@ -97,16 +97,14 @@ def _stack_layout(queries):
     first = np.array([q[0] for q in queries])
     last = np.array([q[-1] for q in queries])
     sizes = np.array([q.size for q in queries], dtype=np.int64)
-    contiguous = (
-        np.all(last - first + 1 == sizes)
-        and all(np.array_equal(q, np.arange(q[0], q[-1] + 1)) for q in queries)
-        and np.all(first[1:] > last[:-1])
-    )
-    if contiguous:
+    rows = np.concatenate(queries)
+    ends = np.cumsum(sizes)
+    step = np.diff(rows)
+    step[ends[:-1] - 1] = 1  # from one query to the next: checked below
+    if np.all(step == 1) and np.all(first[1:] > last[:-1]):  # every query a range, in ascending order
         lo, hi = int(first[0]), int(last[-1]) + 1
         return slice(lo, hi), first - lo, last + 1 - lo
-    ends = np.cumsum(sizes)
-    return np.concatenate(queries), ends - sizes, ends
+    return rows, ends - sizes, ends
 
 
 def _oracle_chunk(oracle, scores, y, starts, ends):
@@ -131,12 +129,18 @@ class ScoreHinge:
         queries with enough samples; queries are batched into a few chunks per worker.
     check_input : bool, default=True
         Validate ``y`` and ``queries``; callers that already did pass False.
+    normaliser : int, optional
+        The ``Q`` of ``H = (1/Q) Σ_q H_q`` (default: the number of ``queries``). A part of a larger
+        problem, such as the queries of one block of a dask array, passes the whole problem's
+        ``Q``: the parts' hinges and planes then add up to the whole's.
 
     Attributes
     ----------
     n_samples : int
         Rows ``y`` describes.
     n_queries : int
+        Number of queries.
+    normaliser : int
         ``Q``.
     n_stacked : int
         Length of the stacked score vector.
@@ -153,7 +157,7 @@ class ScoreHinge:
         Cumulative number of per-query oracle calls.
     """
 
-    def __init__(self, y, queries, oracle, *, n_jobs=None, check_input=True):
+    def __init__(self, y, queries, oracle, *, n_jobs=None, check_input=True, normaliser=None):
         self.oracle = as_oracle(oracle)
         if check_input:
             y = np.asarray(y)
@@ -161,6 +165,7 @@ class ScoreHinge:
             queries = check_queries(queries, y.shape[0], y)
         self.n_samples = y.shape[0]
         self.n_queries = len(queries)
+        self.normaliser = self.n_queries if normaliser is None else int(normaliser)
         self.n_jobs = n_jobs
         self.rows, self.starts, self.ends = _stack_layout(queries)
         self.y_stacked = y[self.rows]
@@ -209,7 +214,7 @@ class ScoreHinge:
         Returns
         -------
         H : float
-            ``(1/Q) Σ_q H_q`` at ``s``.
+            ``(1/Q) Σ_q H_q`` at ``s`` (``Q`` the normaliser).
         c : ndarray of shape (n_stacked,)
             The oracles' coefficients divided by ``Q`` (zero on rows outside the queries): the
             gradient ``∂H/∂s`` where ``H`` is differentiable, a subgradient everywhere.
@@ -218,8 +223,8 @@ class ScoreHinge:
             score vector ``s'`` and touches it at ``s`` (``H = offset + s @ c`` up to rounding).
         """
         c, delta = self.terms(s)
-        c /= self.n_queries
-        offset = float(delta.sum()) / self.n_queries
+        c /= self.normaliser
+        offset = float(delta.sum()) / self.normaliser
         return offset + float(s @ c), c, offset
 
     def terms(self, s, queries=None):

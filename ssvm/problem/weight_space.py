@@ -15,10 +15,11 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from . import _products
 from .protocol import Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 
-__all__ = ["StructuredHinge", "LinearScores", "check_features"]
+__all__ = ["StructuredHinge", "LinearScores", "check_features", "matvec"]
 
 
 def _row_block(X, start, stop):
@@ -33,7 +34,7 @@ def _row_block(X, start, stop):
 
 
 def check_features(X):
-    """``X`` as a finite float64 2-D array or CSR matrix.
+    """``X`` as a finite float 2-D array or CSR matrix: float32 kept, anything else as float64.
 
     Parameters
     ----------
@@ -42,19 +43,22 @@ def check_features(X):
     Returns
     -------
     ndarray or scipy.sparse.csr_matrix
+        float32 input is neither up-cast nor copied (a non-contiguous dense array is made
+        contiguous); other dtypes are converted to float64.
 
     Raises
     ------
     ValueError
         If ``X`` is not 2-D or holds NaN or infinity.
     """
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=dtype)
         values = X.data
     else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=dtype)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
         values = X
@@ -67,11 +71,14 @@ class LinearScores:
     """The products of a linear model with a block of rows: ``w -> X w (+ b)``, ``c -> Xᵀ c``.
 
     With ``fit_intercept`` the last entry of ``w`` is an intercept ``b``: a constant-1 feature
-    that is not stored (``X`` is never copied to append it).
+    that is not stored (``X`` is never copied to append it). The products read ``X`` in its own
+    precision (a float32 ``X`` is never up-cast) and sum in float64, by compiled loops
+    (:mod:`ssvm.problem._products`); results are float64.
 
     Parameters
     ----------
     X : ndarray or scipy.sparse.csr_matrix of shape (n, d)
+        float64 or float32.
     fit_intercept : bool
     """
 
@@ -91,9 +98,8 @@ class LinearScores:
         -------
         ndarray of float64, shape (n,)
         """
-        if self.fit_intercept:
-            return np.asarray(self.X @ w[:-1]).ravel() + w[-1]
-        return np.asarray(self.X @ w).ravel()
+        s = matvec(self.X, w[:-1] if self.fit_intercept else w)
+        return s + w[-1] if self.fit_intercept else s
 
     def transpose(self, c):
         """``Xᵀ @ c`` (and ``Σ c`` for the intercept).
@@ -106,8 +112,32 @@ class LinearScores:
         -------
         ndarray of float64, shape (n_features,)
         """
-        g = np.asarray(self.X.T @ c).ravel()
+        g = _products.transpose(self.X, c)
         return np.append(g, c.sum()) if self.fit_intercept else g
+
+
+def matvec(X, w):
+    """``X @ w`` as float64, in ``X``'s precision: a float32 ``X`` is never up-cast.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of float32 or float64, or dask array, of shape (n, d)
+        In-memory ``X`` by :func:`~ssvm.problem._products.scores` (sums in float64, other
+        dtypes as float64); a dask ``X`` block by block, and computed.
+    w : ndarray of shape (d,) or, for an in-memory ``X``, (d, k)
+
+    Returns
+    -------
+    ndarray of float64, shape (n,) or (n, k)
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if hasattr(X, "map_blocks"):  # a dask array (not imported here)
+        return np.asarray(X.map_blocks(matvec, w, drop_axis=1, dtype=np.float64))
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if sp.issparse(X):
+        X = X.tocsr()
+    return _products.scores(X, w)
 
 
 class StructuredHinge(Problem):
@@ -116,7 +146,8 @@ class StructuredHinge(Problem):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features) or scipy sparse matrix
-        Features (converted to float64; sparse input to CSR). Must be finite.
+        Features (float32 kept as it is, other dtypes converted to float64; sparse input to
+        CSR). Must be finite.
     y : ndarray of shape (n_samples,)
         Binary relevance (bool, or 0/1).
     queries : sequence of int ndarrays
@@ -131,8 +162,8 @@ class StructuredHinge(Problem):
     n_jobs : int or None, default=None
         Parallel oracle calls over queries (see :class:`ScoreHinge`).
     check_input : bool, default=True
-        Validate ``X``, ``y`` and ``queries``. Pass False only with a finite float64 array or
-        CSR matrix, boolean ``y`` and queries as :func:`check_queries` returns them (the
+        Validate ``X``, ``y`` and ``queries``. Pass False only with a finite float64 or float32
+        array or CSR matrix, boolean ``y`` and queries as :func:`check_queries` returns them (the
         estimators validate once, at their edge).
 
     Attributes
@@ -158,8 +189,9 @@ class StructuredHinge(Problem):
     -----
     The products run over the stacked rows of :class:`ScoreHinge` (a view of ``X`` when the
     queries are ascending ranges of rows, otherwise their rows copied once); each query's rows are
-    kept as a zero-copy block for the per-query planes. A full pass costs one product ``X @ w``, the
-    oracle calls and one product with ``X.T``.
+    a zero-copy block for the per-query planes (made on first use). A full pass costs one product
+    ``X @ w``, the oracle calls and one product with ``X.T``, in ``X``'s precision (float32 or
+    float64, see :class:`LinearScores`); the hinge, the planes and everything after are float64.
     """
 
     supports_line_search = True
@@ -169,19 +201,56 @@ class StructuredHinge(Problem):
             X = check_features(X)
             y = check_relevance(y, X.shape[0])
             queries = check_queries(queries, X.shape[0], y)
-        self.score_hinge = ScoreHinge(y, queries, oracle, n_jobs=n_jobs, check_input=False)
-        rows = self.score_hinge.rows
-        X_stacked = _row_block(X, rows.start, rows.stop) if isinstance(rows, slice) else X[rows]
+        self._set_up(X, ScoreHinge(y, queries, oracle, n_jobs=n_jobs, check_input=False),
+                     fit_intercept)
+
+    @classmethod
+    def from_score_hinge(cls, X, score_hinge, *, fit_intercept=False):
+        """The problem of the rows ``X`` and an existing score-space hinge (nothing re-checked).
+
+        A dask block (:mod:`ssvm.problem.dask_space`) keeps its :class:`ScoreHinge` between
+        rounds and pairs it with its rows this way: no validation, no query bookkeeping redone.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse.csr_matrix of shape (score_hinge.n_samples, n_features)
+            Finite float64 or float32 features.
+        score_hinge : ScoreHinge
+        fit_intercept : bool, default=False
+
+        Returns
+        -------
+        StructuredHinge
+        """
+        problem = cls.__new__(cls)
+        problem._set_up(X, score_hinge, fit_intercept)
+        return problem
+
+    def _set_up(self, X, score_hinge, fit_intercept):
+        self.score_hinge = score_hinge
+        rows = score_hinge.rows
+        self._X_stacked = (_row_block(X, rows.start, rows.stop) if isinstance(rows, slice)
+                           else X[rows])
         self._all = LinearScores(X, fit_intercept)
-        self._stacked = LinearScores(X_stacked, fit_intercept)
-        self._blocks = [LinearScores(_row_block(X_stacked, a, b), fit_intercept)
-                        for a, b in zip(self.score_hinge.starts, self.score_hinge.ends)]
+        self._stacked = LinearScores(self._X_stacked, fit_intercept)
+        self._query_blocks = None  # per-query views, made on the first call of `planes`
         self.X = X
         self.fit_intercept = bool(fit_intercept)
         self.n_samples = X.shape[0]
         self.n_features = self._all.n_features
-        self.n_queries = self.score_hinge.n_queries
+        self.n_queries = score_hinge.n_queries
         self.matvec_seconds = 0.0
+
+    @property
+    def _blocks(self):
+        """Each query's rows as a zero-copy :class:`LinearScores` (for the per-query planes)."""
+        if self._query_blocks is None:
+            sh = self.score_hinge
+            self._query_blocks = [
+                LinearScores(_row_block(self._X_stacked, a, b), self.fit_intercept)
+                for a, b in zip(sh.starts, sh.ends)
+            ]
+        return self._query_blocks
 
     @property
     def oracle_seconds(self):
@@ -192,12 +261,6 @@ class StructuredHinge(Problem):
         return self.score_hinge.n_oracle_calls
 
     # ------------------------------------------------------------------ helpers
-    def _check_w(self, w):
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w
-
     def _timed(self, product, v):
         t0 = time.perf_counter()
         out = product(v)
@@ -264,7 +327,7 @@ class StructuredHinge(Problem):
             ``G_q = X_q.T @ c_q``, so that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
         """
         w = self._check_w(w)
-        idx = np.arange(self.n_queries) if queries is None else self._check_query_subset(queries)
+        idx = self._query_numbers(queries)
         if idx.size == 0:
             return np.zeros(0), np.zeros((0, self.n_features))
         if queries is None:
@@ -279,14 +342,6 @@ class StructuredHinge(Problem):
         for row, k in enumerate(idx):
             G[row] = self._timed(self._blocks[k].transpose, c[starts[row]:ends[row]])
         return delta, G
-
-    def _check_query_subset(self, queries):
-        idx = np.asarray(queries)
-        if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
-            raise ValueError("queries must be a 1-D sequence of query numbers")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n_queries):
-            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
-        return idx.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ score-space access
     # For solvers that move along a segment in w: the scores of w_b + t (w_c − w_b) are

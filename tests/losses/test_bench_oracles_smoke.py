@@ -10,8 +10,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_oracles.py"
 
 def test_bench_oracles_quick(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--plot", str(tmp_path / "plots")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out), "--plot",
+                           str(tmp_path / "plots")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ap / qs" in proc.stdout and "Paper Table-2" in proc.stdout
     data = json.loads(out.read_text())
@@ -21,4 +21,7 @@ def test_bench_oracles_quick(tmp_path):
     assert "Large P" in proc.stdout
     big = [r for r in data["large_p"] if r["oracle"] == "qs"]
     assert len(big) == 4 and all(r["ms"] > 0 and r["P"] > 500 for r in big)
+    assert "Batched" in proc.stdout
+    assert {(r["loss"], r["oracle"]) for r in data["batched"]} == {("ap", "qs"), ("ndcg", "qs"), ("zero_one", "auto")}
+    assert all(r["ms"] > 0 and r["loop_ms"] > 0 for r in data["batched"])
     assert [p.name for p in (tmp_path / "plots").iterdir()] == ["oracle_times.png"]

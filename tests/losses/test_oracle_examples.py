@@ -10,7 +10,7 @@ from sklearn.metrics import average_precision_score, ndcg_score
 
 from ssvm.losses import (APLoss, NDCGLoss, QSLoss, ap_direct_loss_inference, check_qs_suitable, get_oracle,
                          loss_augmented_inference, ranking_loss, supported_oracles)
-from ssvm.losses._rank_kernels import best_rank
+from ssvm.losses._rank_kernels import Objective, best_rank
 from ssvm.losses.brute import rank_brute_oracle
 from ssvm.losses.rank_losses import KIND_SUM_TABLE
 
@@ -62,10 +62,10 @@ def test_remark_1_chakrabarti_discount_breaks_monotonicity():
     inv = 2.0 / (1 * 2)
     for discount, monotone in (("chakrabarti", False), ("log2", True)):
         kind, table = NDCGLoss(discount).kernel_spec(1, 2)
-        opt = [best_rank(sn[j - 1], j, 1, 2, sp, inv, kind, table, 1) for j in (1, 2)]
+        opt = [best_rank(sn[j - 1], j, 1, 2, Objective(sp, inv, kind, table, 1)) for j in (1, 2)]
         assert (opt[0] <= opt[1]) is monotone, (discount, opt)
-    assert [best_rank(sn[j - 1], j, 1, 2, sp, inv, *NDCGLoss("chakrabarti").kernel_spec(1, 2), 1)
-            for j in (1, 2)] == [2, 1]
+    obj = Objective(sp, inv, *NDCGLoss("chakrabarti").kernel_spec(1, 2), 1)
+    assert [best_rank(sn[j - 1], j, 1, 2, obj) for j in (1, 2)] == [2, 1]
     res = check_qs_suitable(NDCGLoss("chakrabarti"), 1, 2)
     assert not res and res.c2 and not res.c3
     assert res.counterexample["condition"] == "C3"

@@ -1,8 +1,6 @@
 """The batched oracles (QS in one compiled loop over many queries, 0-1 vectorised) against the
 oracles called per query, and the problem layer's use of them."""
 
-from functools import partial
-
 import numpy as np
 import pytest
 
@@ -22,7 +20,7 @@ def _layout(rng, n_queries, big=False):
         ends.append(pos + size)
         pos += size
     n = pos + int(rng.integers(0, 3))
-    y = rng.random(n) < rng.choice([0.1, 0.5, 0.9])
+    y = rng.random(n) < rng.choice([0.003, 0.1, 0.5, 0.9])  # 0.3%: few positives, the grid's queries
     s = rng.normal(size=n) + y * rng.choice([0.0, 1.0, 3.0])
     if rng.random() < 0.4:
         s = np.round(s * 2) / 2
@@ -61,6 +59,26 @@ def test_zero_one_batch_equals_per_query(seed):
     assert not c[~inside].any()
 
 
+def test_batch_takes_each_querys_path():
+    """One batch with queries on the walk (P ≥ N / 50), on the grid (fewer positives) and above the
+    compiled loops' size: each gives exactly qs_oracle's answer."""
+    rng = np.random.default_rng(5)
+    sizes = [300, 300, 5000, 40, 2000]
+    n_pos = [150, 2, 3, 1, 40]  # walk, grid, alone (> 4096), walk, grid
+    starts = np.cumsum([0] + sizes[:-1])
+    ends = starts + sizes
+    y = np.zeros(sum(sizes), bool)
+    for a, size, p in zip(starts, sizes, n_pos):
+        y[a + rng.choice(size, p, replace=False)] = True
+    s = np.round(rng.normal(size=y.size) + y, 1)
+    for loss in (APLoss(), NDCGLoss()):
+        c, delta = qs_batch(s, y, starts, ends, loss)
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            c_q, d_q = qs_oracle(s[a:b], y[a:b], loss)
+            np.testing.assert_array_equal(c[a:b], c_q)
+            assert delta[k] == d_q
+
+
 def test_the_registry_declares_batch_forms_for_qs_on_ap_and_ndcg_and_zero_one():
     assert get_oracle("ap", "qs").batched is qs_batch
     assert get_oracle("ndcg", "auto").batched is qs_batch
@@ -69,6 +87,8 @@ def test_the_registry_declares_batch_forms_for_qs_on_ap_and_ndcg_and_zero_one():
                    get_oracle("precision_at_k", k=3), get_oracle(NDCGLoss("chakrabarti"), "qs"),
                    get_oracle(type("MyAP", (APLoss,), {})(), "qs")):
         assert oracle.batched is None
+    # a subclass is served by the compiled loop only when it declares so itself
+    assert get_oracle(type("MyAP", (APLoss,), {"compiled_batch": True})(), "qs").batched is qs_batch
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
-from ssvm.losses.qs import qs_oracle
+from ssvm.losses.qs import _qs_on_path
 
 _REF = {"ap": ("yue", APLoss()), "ndcg": ("chakrabarti", NDCGLoss())}
 
@@ -23,7 +23,7 @@ def _query(rng, n, frac_pos, shift, ties):
 def _check(s, y, loss, **paths):
     ref_name, loss_obj = _REF[loss]
     c_ref, d_ref = get_oracle(loss, ref_name)(s, y)
-    c, d = qs_oracle(s, y, loss_obj, **paths)
+    c, d = _qs_on_path(s, y, loss_obj, **paths)
     np.testing.assert_array_equal(c, c_ref)
     assert d == d_ref
 
@@ -62,8 +62,8 @@ def test_random_sizes_exact(loss):
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("n_pos,n_neg", [(3, 50_000), (40, 60_000), (500, 5_000), (5_000, 5_000), (8_000, 800)])
-@pytest.mark.parametrize("paths", [dict(_n_bins=1), dict(_n_bins=7), dict(_n_bins=1 << 18), dict(_narrow=False),
-                                   dict(_n_bins=64, _narrow=False)])
+@pytest.mark.parametrize("paths", [dict(n_bins=1), dict(n_bins=7), dict(n_bins=1 << 18), dict(narrow=False),
+                                   dict(n_bins=64, narrow=False)])
 def test_every_path_exact(loss, n_pos, n_neg, paths):
     """One bin (plain Algorithm 2 on all negatives), a few bins (mostly open), very fine bins (mostly
     settled by the table), and open bins without thresholds all give the baseline's answer."""
@@ -90,13 +90,13 @@ def test_extreme_scales_on_the_grid(loss):
             y = np.zeros(s.size, bool)
             y[:30] = True
             _check(s, y, loss)
-            _check(s, y, loss, _n_bins=1 << 12)
+            _check(s, y, loss, n_bins=1 << 12)
     edges = np.ldexp(np.arange(-40, 40), -3)  # exact bin edges of a 2^-3 grid, and their neighbours
     s = np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf), rng.normal(0, 2, 9)])
     y = np.zeros(s.size, bool)
     y[-9:] = True
     for n_bins in (8, 64, 640):
-        _check(s, y, loss, _n_bins=n_bins)
+        _check(s, y, loss, n_bins=n_bins)
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
@@ -117,7 +117,7 @@ def test_adversarial_input_orders(loss, order):
     elif order == "sawtooth":
         idx = idx.reshape(-1, 100).T.ravel()
     s, y = s[idx], y[idx]
-    _check(s, y, loss, _n_bins=1)
+    _check(s, y, loss, n_bins=1)
     _check(s, y, loss)
     if loss == "ap":  # and through the sort-and-walk path
-        _check(s, y, loss, _walk=True)
+        _check(s, y, loss, walk=True)

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from losses_twins import random_query
 
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
+from ssvm.losses import _packed_keys as keys
 from ssvm.losses import _qs_walk as walk
-from ssvm.losses._rank_kernels import sorted_negatives, sorted_positives
-from ssvm.losses.qs import qs_oracle
+from ssvm.losses._rank_kernels import Result, sorted_negatives, sorted_positives
+from ssvm.losses.qs import _qs_on_path
 
 LOSSES = {"ap": (APLoss(), "yue"), "ndcg": (NDCGLoss(), "chakrabarti")}
 
@@ -21,10 +22,10 @@ def _exact(s, y, loss="ap"):
     """The walk, the sorting baseline and the grid give the same c and Δ, bit for bit."""
     loss_obj, ref = LOSSES[loss]
     c_ref, d_ref = get_oracle(loss, ref)(s, y)
-    c, d = qs_oracle(s, y, loss_obj, _walk=True)
+    c, d = _qs_on_path(s, y, loss_obj, walk=True)
     np.testing.assert_array_equal(c, c_ref)
     assert d == d_ref
-    c_grid, d_grid = qs_oracle(s, y, loss_obj, _walk=False)
+    c_grid, d_grid = _qs_on_path(s, y, loss_obj, walk=False)
     np.testing.assert_array_equal(c_grid, c_ref)
     assert d_grid == d_ref
     return c, d
@@ -53,7 +54,7 @@ def test_packed_order_is_the_stable_order(case):
         "one_run": lambda: 1.0 + rng.permutation(n) * np.finfo(float).eps,
     }[case]()
     y = rng.random(n) < 0.3
-    sp, pos_ids, sn, neg_ids = walk.packed_order(s, y)
+    sp, pos_ids, sn, neg_ids = keys.packed_order(s, y)
     sp_ref, pos_ref = sorted_positives(s, y)
     sn_ref, neg_ref = sorted_negatives(s, y)
     np.testing.assert_array_equal(pos_ids, pos_ref)
@@ -70,7 +71,7 @@ def test_walk_equals_brute_on_tiny_queries(loss):
     for _ in range(1500):
         s, y = random_query(rng)
         c_ref, d_ref = get_oracle(loss, "brute")(s, y)
-        c, d = qs_oracle(s, y, loss_obj, _walk=True)
+        c, d = _qs_on_path(s, y, loss_obj, walk=True)
         assert d + s @ c == pytest.approx(d_ref + s @ c_ref, rel=1e-9, abs=1e-9 * max(1.0, np.abs(s).max()))
         c_base, d_base = get_oracle(loss, ref)(s, y)
         np.testing.assert_array_equal(c, c_base)
@@ -149,14 +150,14 @@ def test_uncertified_runs_are_closed_exactly(loss):
     loss_obj = LOSSES[loss][0]
     kind, table = loss_obj.kernel_spec(n_pos, n_neg)
     table = np.asarray(table, dtype=float)
-    sp, _, sn, _ = walk.packed_order(s, y)
-    pos, neg, shift = walk._sorted_keys(s, y, n_pos)
-    c = np.empty(s.size)
-    counts = np.zeros(n_pos + 1, np.int64)
+    sp, _, sn, _ = keys.packed_order(s, y)
+    pos, neg, shift = keys.sorted_keys(s, y, n_pos)
+    out = Result(np.empty(s.size), np.zeros(n_pos + 1, np.int64))
     inv = 2.0 / (n_pos * n_neg)
     scale = table[0] if loss == "ndcg" else 0.0
     tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
-    runs = walk._walk(neg, tol, shift, s, sp, inv, c, counts, kind, walk._inverse_log_table(s.size + 2), scale)
+    steps = walk.Steps(sp, inv, n_pos, tol, kind, walk.inverse_log_table(s.size + 2), scale)
+    runs = walk._walk(neg, shift, s, steps, out)
     assert runs.shape[0] > 0  # the closing step is exercised
     _exact(s, y, loss)
 
@@ -178,10 +179,10 @@ def test_walk_equals_the_baseline_on_adversarial_scores(pairs, loss):
 def test_inverse_log_table_is_what_best_rank_computes():
     from math import log2
 
-    t = walk._inverse_log_table(5_000)
+    t = walk.inverse_log_table(5_000)
     m = np.arange(2, 5_000)
     np.testing.assert_array_equal(t[m], [1.0 / log2(float(v)) for v in m])
-    assert walk._inverse_log_table(10) is t  # kept and reused
+    assert walk.inverse_log_table(10) is t  # kept and reused
 
 
 def test_walk_is_the_default_with_many_positives_only():
@@ -192,4 +193,4 @@ def test_walk_is_the_default_with_many_positives_only():
     assert _use_walk(KIND_NDCG_LOG2, 20, 1000) and not _use_walk(KIND_NDCG_LOG2, 19, 1000)
     assert not _use_walk(KIND_SUM_TABLE, 500, 1000)
     with pytest.raises(ValueError, match="AP and NDCG"):
-        qs_oracle(np.zeros(4), np.array([True, False, True, False]), NDCGLoss(discount="chakrabarti"), _walk=True)
+        _qs_on_path(np.zeros(4), np.array([True, False, True, False]), NDCGLoss(discount="chakrabarti"), walk=True)

@@ -1,0 +1,263 @@
+"""Packed sort keys of one query's scores (the sort of QS's walk path, :mod:`._qs_walk`).
+
+Each score is packed with its index into a uint64 whose high bits are an order-preserving image of
+−score and whose low bits are the index, so that one sort of the keys (numpy's SIMD sort for one
+query; :func:`sort_keys` inside a compiled loop) orders the samples by (−score, index) — except keys whose
+high bits tie (scores equal or a few ulps apart), which come by index and are repaired after.
+
+Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES`` entries
+(128 MiB); a larger query gets a buffer of its own, not kept.
+"""
+
+import threading
+
+import numpy as np
+from numba import njit
+
+__all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "sorted_keys", "packed_order",
+           "repair", "repair_run", "unpack", "index_bits", "sort_keys"]
+
+#: the key buffer and the walk's 1/log2 table are kept for queries of up to this many samples (2^24: 128 MiB each)
+CACHE_MAX_ENTRIES = 1 << 24
+# repair_run's exact keys hold an index and as many bits of the score: 2 · index_bits(n) <= 64
+_MAX_SAMPLES = 1 << 32
+_INSERTION_MAX = 32  # sort_keys sorts up to this many keys by insertion
+
+
+@njit(cache=True, inline="always")
+def _image(u):
+    """An order-preserving image of −score, from the score's bits ``u`` (−0.0 ties with +0.0)."""
+    sign = np.uint64(1) << np.uint64(63)
+    u = np.uint64(0) if u == sign else u
+    return ~(u ^ ((np.uint64(0) - (u >> np.uint64(63))) | sign))
+
+
+@njit(cache=True, inline="always")
+def _key(u, high, i):
+    """The key of sample ``i`` whose score has the bits ``u``: the image of −score in the bits
+    ``high``, the index in the others."""
+    return (_image(u) & high) | np.uint64(i)
+
+
+@njit(cache=True)
+def _pack(bits_of, y, shift, pos, neg):
+    """Keys of the positives into ``pos`` and of the negatives into ``neg`` (each one longer than
+    needed), with ``shift`` low bits for the index."""
+    high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+    n_p = 0
+    n_n = 0
+    for i in range(y.size):  # branch-free: the labels and the signs are unpredictable
+        key = _key(bits_of[i], high, i)
+        neg[n_n] = key
+        pos[n_p] = key
+        yi = y[i]
+        n_p += yi
+        n_n += 1 - yi
+
+
+@njit(cache=True)
+def sort_keys(keys):
+    """Sort distinct uint64 keys (or non-negative int64 viewed as such) in place, inside compiled
+    code: an insertion sort up to 32 keys, else a least-significant-digit radix sort (8-bit digits;
+    a digit that all keys share is skipped), O(n).  The keys are distinct (each holds an index), so
+    every correct sort gives numpy's order."""
+    n = keys.size
+    if n <= _INSERTION_MAX:
+        for t in range(1, n):
+            k = keys[t]
+            q = t - 1
+            while q >= 0 and keys[q] > k:
+                keys[q + 1] = keys[q]
+                q -= 1
+            keys[q + 1] = k
+        return
+    src = keys
+    dst = np.empty(n, dtype=np.uint64)
+    count = np.empty(257, dtype=np.int64)
+    moved = 0
+    for shift in range(0, 64, 8):
+        sh = np.uint64(shift)
+        count[:] = 0
+        for i in range(n):
+            count[np.int64((src[i] >> sh) & np.uint64(255)) + 1] += 1
+        if count[np.int64((src[0] >> sh) & np.uint64(255)) + 1] == n:
+            continue  # every key has this digit
+        for d in range(256):
+            count[d + 1] += count[d]
+        for i in range(n):
+            d = np.int64((src[i] >> sh) & np.uint64(255))
+            dst[count[d]] = src[i]
+            count[d] += 1
+        src, dst = dst, src
+        moved += 1
+    if moved % 2:
+        for i in range(n):
+            keys[i] = src[i]
+
+
+@njit(cache=True)
+def repair_run(keys, a, scores, shift):
+    """If a run of keys with the same high bits starts at ``a`` (sorted by index, as the sort left
+    it), put it in exact (−score, index) order; returns the run's end."""
+    n = keys.size
+    sh = np.uint64(shift)
+    low = (np.uint64(1) << sh) - np.uint64(1)
+    b = a + 1
+    while b < n and not (keys[b] ^ keys[a]) >> sh:
+        b += 1
+    if b - a > 1:
+        ordered = True  # by (−score, index): the run is sorted by index already
+        prev = scores[np.int64(keys[a] & low)]
+        for q in range(a + 1, b):
+            v = scores[np.int64(keys[q] & low)]
+            ordered &= v <= prev
+            prev = v
+        if not ordered:
+            # the images of the run's scores agree on the high bits: their low bits, above the index,
+            # make exact keys (2 · shift <= 64 bits), sorted by the same sort as the keys themselves
+            bits_of = scores.view(np.uint64)
+            run = np.empty(b - a, dtype=np.uint64)
+            for q in range(b - a):
+                i = keys[a + q] & low
+                run[q] = ((_image(bits_of[np.int64(i)]) & low) << sh) | i
+            sort_keys(run)
+            head = keys[a] & ~low
+            for q in range(b - a):
+                keys[a + q] = head | (run[q] & low)
+    return b
+
+
+@njit(cache=True)
+def repair(keys, scores, shift):
+    """Put sorted keys in exact (−score, index) order: keys whose high bits tie (scores equal or a
+    few ulps apart) come sorted by index and are reordered by their scores (in place; rare)."""
+    sh = np.uint64(shift)
+    t = 1
+    while t < keys.size:
+        if (keys[t] ^ keys[t - 1]) >> sh:
+            t += 1
+        else:
+            t = repair_run(keys, t - 1, scores, shift) + 1
+
+
+@njit(cache=True)
+def unpack(keys, scores, shift):
+    """Scores and indices of sorted, repaired keys."""
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    ids = np.empty(keys.size, dtype=np.int64)
+    vals = np.empty(keys.size, dtype=np.float64)
+    for t in range(keys.size):
+        i = np.int64(keys[t] & low)
+        ids[t] = i
+        vals[t] = scores[i]
+    return vals, ids
+
+
+@njit(cache=True)
+def index_bits(n):
+    """Low bits of a key that hold a sample's index, for a query of ``n`` samples."""
+    shift = 1
+    while (n - 1) >> shift:  # (n − 1).bit_length(), at least 1
+        shift += 1
+    return shift
+
+
+_LOCAL = threading.local()
+
+
+def _key_buffer(n):
+    """A uint64 work array of at least ``n`` entries, kept per thread from call to call: a training
+    run asks for the same query again and again, and reusing the pages saves their faults (a few
+    ms per call at N = 10^6).  Bounded: past ``CACHE_MAX_ENTRIES`` the call gets an array of its
+    own and the kept one stays as it is."""
+    buf = getattr(_LOCAL, "keys", None)
+    if buf is not None and buf.size >= n:
+        return buf
+    if n > CACHE_MAX_ENTRIES:
+        return np.empty(n, dtype=np.uint64)
+    buf = _LOCAL.keys = np.empty(n, dtype=np.uint64)
+    return buf
+
+
+@njit(cache=True)
+def batch_scratch(starts, ends):
+    """Work arrays of a compiled loop over the queries ``[starts[k], ends[k])``: a key buffer for
+    the largest (n + 2 entries) and a loss table (one entry, see ``rank_losses.builtin_table``)."""
+    n_max = 0
+    for k in range(starts.size):
+        n_max = max(n_max, ends[k] - starts[k])
+    return np.empty(n_max + 2, dtype=np.uint64), np.zeros(1)
+
+
+@njit(cache=True)
+def query_keys(scores, y, n_pos, buf):
+    """:func:`sorted_keys` of a small query inside a compiled loop (:func:`sort_keys`): the positives'
+    keys sorted and repaired, the negatives' keys packed but not sorted, and the index bits; all
+    views of ``buf`` (at least n + 2 entries)."""
+    n = scores.size
+    shift = index_bits(n)
+    pos = buf[:n_pos + 1]
+    neg = buf[n_pos + 1:n + 2]
+    _pack(scores.view(np.uint64), y, shift, pos, neg)
+    pos = pos[:-1]
+    sort_keys(pos)
+    repair(pos, scores, shift)
+    return pos, neg[:-1], shift
+
+
+@njit(cache=True)
+def positive_keys(scores, y, n_pos, buf):
+    """The positives' keys of a small query, sorted and repaired (:func:`sort_keys`), and the index bits:
+    the positives in (−score, index) order without the negatives' keys; ``buf`` has at least
+    P + 1 entries."""
+    n = scores.size
+    shift = index_bits(n)
+    high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+    bits_of = scores.view(np.uint64)
+    pos = buf[:n_pos + 1]
+    t = 0
+    for i in range(n):  # branch-free: the labels are unpredictable
+        pos[t] = _key(bits_of[i], high, i)
+        t += y[i]
+    pos = pos[:n_pos]
+    sort_keys(pos)
+    repair(pos, scores, shift)
+    return pos, shift
+
+
+def sorted_keys(scores, y, n_pos):
+    """Packed keys of the positives, in exact (−score, index) order, and of the negatives, sorted by
+    key (runs of tied high bits still by index: the walk repairs them as it meets them)."""
+    if scores.size > _MAX_SAMPLES:
+        raise ValueError(f"a query of {scores.size} samples is too large for the packed keys "
+                         f"(at most {_MAX_SAMPLES}); use oracle='yue' or 'chakrabarti'")
+    shift = index_bits(scores.size)
+    buf = _key_buffer(scores.size + 2)
+    pos = buf[:n_pos + 1]
+    neg = buf[n_pos + 1:scores.size + 2]
+    _pack(scores.view(np.uint64), y, shift, pos, neg)
+    pos = pos[:-1]
+    neg = neg[:-1]
+    pos.sort()
+    neg.sort()
+    repair(pos, scores, shift)
+    return pos, neg, shift
+
+
+def packed_order(scores, y):
+    """Positives and negatives, each in (−score, index) order, by one packed-key sort.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+        Finite scores.
+    y : ndarray of bool, shape (n,)
+
+    Returns
+    -------
+    sp, pos_ids, sn, neg_ids : ndarray
+        Sorted scores and original indices of the positives, then of the negatives.
+    """
+    pos, neg, shift = sorted_keys(scores, y, int(np.count_nonzero(y)))
+    repair(neg, scores, shift)
+    return (*unpack(pos, scores, shift), *unpack(neg, scores, shift))

@@ -1,0 +1,157 @@
+"""The output by score, R_w, and the loss-diminished 0-1 output: what the direct-loss gradient needs
+besides the loss-augmented oracles (Song et al. 2016, eqs. 2–3).
+
+Each function takes stacked queries ``scores[starts[k]:ends[k]]`` (ascending, disjoint ranges, each
+with a positive and a negative; rows outside them are ignored and get c = 0) and returns
+``(c, delta)`` in the oracle contract's form: ``c`` the coefficients of Ψ(output) − Ψ(R*) per row,
+``delta`` the loss Δ(R*, output) per query.
+
+* Rank losses (AP, NDCG): R_w sorts each query's positives and negatives by (−score, index)
+  (O(n log n): a compiled loop over small queries, numpy's packed-key sort for large ones,
+  :func:`~ssvm.losses._packed_keys.packed_order`); merging them gives each negative's interleaving rank
+  (1 + the positives above it), and Lemma 6's coefficients and Δ come from the ranks as in every oracle
+  (:func:`~ssvm.losses._rank_kernels.write_coefficients`, :func:`~ssvm.losses.rank_losses.loss_value`).
+* 0-1: R_w labels a row positive iff its score is > 0 (as :func:`ssvm.losses.ranking_loss` does);
+  the loss-diminished output (max F − εΔ) moves a row off its true label iff yᵢ sᵢ < −ε (yᵢ ∈ ±1).
+"""
+
+import numpy as np
+from numba import njit
+
+from ._packed_keys import packed_order
+from ._rank_kernels import write_coefficients
+from .rank_losses import loss_value
+
+__all__ = ["ranked_by_score", "labelled_by_score", "zero_one_diminished"]
+
+
+_BATCH_MAX = 4096  # queries up to this size are sorted inside one compiled loop; larger ones by numpy
+
+
+@njit(cache=True)
+def _merge_ranks(sp, pos_ids, sn, neg_ids):
+    """Interleaving rank of each negative (1 + the positives above it) when positives and negatives,
+    each sorted by (−score, index), are merged in that order."""
+    ranks = np.empty(sn.size, dtype=np.int64)
+    k = 0
+    for t in range(sn.size):
+        s = sn[t]
+        j = neg_ids[t]
+        while k < sp.size and (sp[k] > s or (sp[k] == s and pos_ids[k] < j)):
+            k += 1
+        ranks[t] = k + 1
+    return ranks
+
+
+@njit(cache=True)
+def _ranking_terms(sp, pos_ids, sn, neg_ids, n, kind, log2_form):
+    """``(c, delta)`` of the merged ranking of sorted positives and negatives (Lemma 6)."""
+    ranks = _merge_ranks(sp, pos_ids, sn, neg_ids)
+    c, counts = write_coefficients(ranks, neg_ids, pos_ids, n, sp.size, sn.size)
+    return c, loss_value(kind, counts, log2_form)
+
+
+@njit(cache=True)
+def _ranked_kernel(scores, y, starts, ends, kind, log2_form, c_all, delta):
+    for q in range(starts.size):
+        a = starts[q]
+        s = scores[a:ends[q]]
+        pos = np.flatnonzero(y[a:ends[q]])
+        neg = np.flatnonzero(~y[a:ends[q]])
+        pos = pos[np.argsort(-s[pos], kind="mergesort")]  # stable: equal scores by index
+        neg = neg[np.argsort(-s[neg], kind="mergesort")]
+        c_all[a:ends[q]], delta[q] = _ranking_terms(s[pos], pos, s[neg], neg, s.size, kind, log2_form)
+
+
+def ranked_by_score(scores, y, starts, ends, loss):
+    """``(c, delta)`` of R_w, the ranking of each query by (−score, index), for AP or NDCG.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+        Stacked scores.
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+    loss : APLoss or NDCGLoss
+        Its ``kernel_spec`` kind selects the closed form of Δ (as in the batched QS oracle).
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+        Coefficients of Ψ(R_w) − Ψ(R*) in each query's rows, zero elsewhere.
+    delta : ndarray of float64, shape (Q,)
+        Δ(R*, R_w) per query: 1 − AP or 1 − NDCG of the ranking by score.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    kind = loss.kernel_spec(1, 1)[0]
+    log2_form = getattr(loss, "discount", "log2") == "log2"
+    c = np.zeros(scores.size)
+    delta = np.empty(starts.size)
+    small = ends - starts <= _BATCH_MAX
+    delta_small = np.empty(int(small.sum()))
+    _ranked_kernel(scores, y, starts[small], ends[small], kind, log2_form, c, delta_small)
+    delta[small] = delta_small
+    for k in np.flatnonzero(~small):  # numpy's SIMD sort of packed keys beats the compiled one here
+        a, b = starts[k], ends[k]
+        c[a:b], delta[k] = _ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, log2_form)
+    return c, delta
+
+
+@njit(cache=True)
+def _flip_kernel(scores, y, starts, ends, margin, c, delta):
+    """Rows off their true label: yᵢ sᵢ < margin; with margin = 0 also a positive scoring 0."""
+    for q in range(starts.size):
+        n = ends[q] - starts[q]
+        wrong = 0
+        for i in range(starts[q], ends[q]):
+            ys = scores[i] if y[i] else -scores[i]
+            if ys < margin or (margin == 0.0 and ys == 0.0 and y[i]):
+                c[i] = -1.0 / n if y[i] else 1.0 / n
+                wrong += 1
+        delta[q] = wrong / n
+
+
+def labelled_by_score(scores, y, starts, ends):
+    """``(c, delta)`` of R_w for 0-1: each row labelled positive iff its score is > 0.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+        (ŷᵢ − yᵢ) / (2 nᵢ) with labels in ±1 (nᵢ the row's query size), zero outside the queries.
+    delta : ndarray of float64, shape (Q,)
+        Error rate of the labelling per query.
+    """
+    c = np.zeros(scores.size)
+    delta = np.empty(starts.size)
+    _flip_kernel(scores, y, starts, ends, 0.0, c, delta)
+    return c, delta
+
+
+def zero_one_diminished(scores, y, starts, ends, epsilon):
+    """``(c, delta)`` of the loss-diminished 0-1 output ``argmax F − εΔ``: a row leaves its true
+    label iff that raises F by more than it costs, yᵢ sᵢ < −ε (ties keep the true label).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+    epsilon : float
+        > 0.
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : ndarray of float64, shape (Q,)
+    """
+    c = np.zeros(scores.size)
+    delta = np.empty(starts.size)
+    _flip_kernel(scores, y, starts, ends, -float(epsilon), c, delta)
+    return c, delta

@@ -1,0 +1,281 @@
+"""Rank losses as functions of scores: the structured hinge and Song et al.'s
+direct-loss gradient, for a network's loss layer or any framework that hands over a score vector.
+
+Both run on the score-space half of the problem, :class:`~ssvm.problem.ScoreHinge`: the queries
+(from ``qid``) are stacked once and an :class:`~ssvm.losses.Oracle` runs over all of them through
+its batch form. For the hinge that is the loss-augmented oracle of the registry; for the direct
+loss it is :func:`direct_loss_oracle`, whose per-query answer is the direct-loss gradient
+(± (1/ε) [Ψ-coefficients(R_dir) − Ψ-coefficients(R_w)]) with Δ(R*, R_w) in place of ``delta``:
+
+* ``"positive"``: R_dir = argmax F + εΔ, the loss-augmented problem at scores s/ε, solved by the
+  registry's oracle (QS for AP and NDCG, the 0-1 oracle);
+* ``"negative"``: R_dir = argmax F − εΔ, Song et al.'s dynamic program for AP
+  (:func:`~ssvm.losses.ap_direct_loss_inference`), a per-row rule for 0-1;
+* ``"perceptron"``: R* in place of R_dir and no 1/ε (Song et al.'s "per-AP" / "per-01").
+
+R_w is the output by score (ranking by (−score, index); for 0-1, positive iff score > 0).
+
+Queries without a positive or without a negative row are skipped (they contribute no gradient,
+as in the estimators, but without a warning: mini-batches meet them all the time); the value is
+the mean over the queries left, and a ValueError says so when none is left.
+"""
+
+import numpy as np
+
+from .._queries import check_relevance_grades, informative_queries, resolve_queries
+from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
+from .dp import ap_direct_loss_inference
+from .rank_losses import APLoss, NDCGLoss
+from .registry import Oracle, get_oracle
+
+__all__ = ["rank_hinge", "direct_loss_gradient", "direct_loss_oracle", "evaluate_hinge", "evaluate_direct",
+           "DIRECTIONS", "DIRECT_LOSSES"]
+
+DIRECTIONS = ("positive", "negative", "perceptron")
+#: loss -> directions direct_loss_gradient serves for it
+DIRECT_LOSSES = {"ap": DIRECTIONS, "ndcg": ("positive", "perceptron"), "zero_one": DIRECTIONS}
+_RANK_LOSSES = {"ap": APLoss(), "ndcg": NDCGLoss()}
+
+
+def _check_scores(scores):
+    s = np.asarray(scores)
+    if s.ndim != 1:
+        hint = " (for a column of scores use scores[:, 0])" if s.ndim == 2 and s.shape[1] == 1 else ""
+        raise ValueError(f"scores must be 1-D, one score per row; got shape {s.shape}{hint}")
+    if s.dtype == bool or s.dtype.kind not in "fiu":
+        raise ValueError(f"scores must be real numbers, got dtype {s.dtype}")
+    s64 = np.ascontiguousarray(s, dtype=np.float64)
+    n_bad = s64.size - int(np.count_nonzero(np.isfinite(s64)))
+    if n_bad:
+        raise ValueError(f"scores contain {n_bad} NaN or infinite value(s); check the network's output "
+                         "(a diverged training step, a log of 0, ...)")
+    return s64, (s.dtype if s.dtype.kind == "f" else np.dtype(np.float64))
+
+
+def _score_hinge(scores, y, qid, oracle):
+    """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
+    queries that have a positive and a negative."""
+    from ..problem.score_space import ScoreHinge  # the problem layer sits above ssvm.losses
+
+    s, dtype = _check_scores(scores)
+    relevant = check_relevance_grades(y, s.shape[0]) > 0
+    if s.shape[0] == 0:
+        raise ValueError("scores is empty")
+    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), relevant, warn=False)
+    return s, dtype, ScoreHinge(relevant, queries, oracle, check_input=False)
+
+
+def evaluate_hinge(oracle, scores, y, qid=None):
+    """Mean structured hinge and its gradient for a prepared oracle (:func:`rank_hinge`'s work).
+
+    Parameters
+    ----------
+    oracle : Oracle
+        From :func:`ssvm.losses.get_oracle`.
+    scores, y, qid
+        As in :func:`rank_hinge`.
+
+    Returns
+    -------
+    value : float
+    grad : ndarray of shape (n,)
+    """
+    s, dtype, hinge = _score_hinge(scores, y, qid, oracle)
+    value, c, _ = hinge(hinge.stack(s))
+    return value, hinge.unstack(c).astype(dtype, copy=False)
+
+
+def evaluate_direct(oracle, scores, y, qid=None):
+    """Task loss and direct-loss gradient for an oracle of :func:`direct_loss_oracle`.
+
+    Parameters
+    ----------
+    oracle : Oracle
+    scores, y, qid
+        As in :func:`direct_loss_gradient`.
+
+    Returns
+    -------
+    task_loss : float
+    grad : ndarray of shape (n,)
+    """
+    s, dtype, hinge = _score_hinge(scores, y, qid, oracle)
+    c, delta = hinge.terms(hinge.stack(s))
+    grad = hinge.unstack(c) / hinge.n_queries
+    return float(delta.mean()), grad.astype(dtype, copy=False)
+
+
+def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
+    """Mean structured hinge over queries and its exact subgradient with respect to the scores.
+
+    For each query q with scores s_q, ``H_q = max_R Δ(R*, R) + s_q·(Ψ(R) − Ψ(R*)) = delta_q + s_q·c_q``
+    (the oracles' contract); the value is ``(1/Q) Σ_q H_q`` and the gradient ``c / Q``.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Real, finite scores (a network's outputs), any float or integer dtype.
+    y : array-like of shape (n,)
+        Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or graded labels).
+    qid : array-like of shape (n,), optional
+        Query id of each row (rows of a query need not be consecutive); by default all rows form one
+        query. Queries without a relevant or without an irrelevant row are skipped.
+    loss : str or QSLoss, default="ap"
+        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"`` or a QS loss object.
+    oracle : str, default="auto"
+        Loss-augmented inference (see :func:`ssvm.losses.supported_oracles`); every exact oracle
+        gives the same value and gradient.
+    **loss_params
+        ``k`` for ``"precision_at_k"``.
+
+    Returns
+    -------
+    value : float
+        Mean hinge over the queries that have a relevant and an irrelevant row.
+    grad : ndarray of shape (n,)
+        ∂value/∂scores where the hinge is differentiable (a subgradient everywhere), zero on the
+        rows of skipped queries; float32 for float32 scores, float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite scores, shapes that do not match, an unknown loss or oracle, or when no
+        query has both a relevant and an irrelevant row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvm.losses import rank_hinge
+    >>> value, grad = rank_hinge(np.array([2.0, 1.0, 0.5]), np.array([1, 0, 1]))
+    >>> round(value, 4), grad.tolist()
+    (0.6667, [0.0, 1.0, -1.0])
+    """
+    return evaluate_hinge(get_oracle(loss, oracle, **loss_params), scores, y, qid)
+
+
+def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction="positive"):
+    """Task loss of the ranking by score and Song et al.'s direct-loss gradient (ICML 2016, eqs. 2–3).
+
+    With F(R) = s·Ψ(R), R_w = argmax_R F(R) (the ranking by score, ties by index) and
+    R_dir = argmax_R F(R) ± εΔ(R*, R), the gradient of the expected task loss is approximated by
+    ``± (1/ε) [Ψ(R_dir) − Ψ(R_w)]`` in score space, averaged over queries.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Real, finite scores.
+    y : array-like of shape (n,)
+        Relevance: bool, or numbers of which those > 0 are relevant.
+    qid : array-like of shape (n,), optional
+        Query id of each row; by default one query. Queries without a relevant or without an
+        irrelevant row are skipped.
+    loss : {"ap", "ndcg", "zero_one"}, default="ap"
+        Task loss Δ. ``"ndcg"`` has no negative direction (its loss-diminished problem is not
+        QS-suitable and has no dynamic program here).
+    epsilon : float, default=0.1
+        ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
+    direction : {"positive", "negative", "perceptron"}, default="positive"
+        ``"positive"``: R_dir maximises F + εΔ (away from worse; the loss-augmented oracle at s/ε,
+        QS for AP and NDCG). ``"negative"``: F − εΔ (towards better; the dynamic program of Song et
+        al. for AP, a per-row rule for 0-1). ``"perceptron"``: the gradient Ψ(R_w) − Ψ(R*) of the
+        perceptron loss F(R_w) − F(R*) (Song et al.'s "per-AP"; ``epsilon`` unused).
+
+    Returns
+    -------
+    task_loss : float
+        Mean Δ(R*, R_w) over the queries used: 1 − AP, 1 − NDCG or the error rate of ``scores > 0``.
+    grad : ndarray of shape (n,)
+        The direct-loss gradient with respect to the scores (zero on skipped queries' rows); float32
+        for float32 scores, float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite scores (or scores / ε overflowing), shapes that do not match, ε ≤ 0, an
+        unknown loss or direction or one without that direction, or when no query has both a
+        relevant and an irrelevant row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvm.losses import direct_loss_gradient
+    >>> scores, y = np.array([0.4, 0.3, 0.2]), np.array([1, 0, 1])
+    >>> task_loss, grad = direct_loss_gradient(scores, y, epsilon=1.0)
+    >>> round(task_loss, 4), grad.tolist()  # 1 − AP of (+ − +); R_dir puts the negative first
+    (0.1667, [-1.0, 1.0, 0.0])
+    >>> direct_loss_gradient(scores, y, epsilon=1.0, direction="negative")[1].tolist()  # ... or last
+    [0.0, 1.0, -1.0]
+    """
+    return evaluate_direct(direct_loss_oracle(loss, epsilon, direction), scores, y, qid)
+
+
+def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
+    """The :class:`~ssvm.losses.Oracle` whose answer per query is the direct-loss gradient.
+
+    Parameters
+    ----------
+    loss, epsilon, direction
+        As in :func:`direct_loss_gradient`.
+
+    Returns
+    -------
+    Oracle
+        ``(c, delta)`` per query: ``c`` = ± (1/ε) (Ψ-coefficients(R_dir) − Ψ-coefficients(R_w))
+        (Ψ(R_w) − Ψ(R*) for the perceptron), ``delta`` = Δ(R*, R_w); picklable.
+
+    Raises
+    ------
+    ValueError
+        On an unknown loss or direction, a loss without that direction, or ε that is not a finite
+        number > 0.
+    """
+    if not isinstance(loss, str) or loss not in DIRECT_LOSSES:
+        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)}, got {loss!r}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if direction not in DIRECT_LOSSES[loss]:
+        raise ValueError(f"loss {loss!r} has no {direction!r} direction (its loss-diminished inference is "
+                         f"not implemented); use one of {DIRECT_LOSSES[loss]}")
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
+    eps = float(epsilon)
+    if not (np.isfinite(eps) and eps > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    inner = get_oracle(loss) if direction == "positive" else None
+    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner}
+    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}")
+
+
+def _output_by_score(scores, y, starts, ends, loss):
+    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query."""
+    if loss == "zero_one":
+        return labelled_by_score(scores, y, starts, ends)
+    return ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss])
+
+
+def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner):
+    """The direct-loss :class:`Oracle`'s batch form (see :func:`direct_loss_oracle`)."""
+    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss)
+    if direction == "perceptron":
+        return c_w, delta_w
+    if direction == "positive":
+        with np.errstate(over="ignore"):
+            scaled = scores / epsilon
+        if not np.all(np.isfinite(scaled)):
+            raise ValueError(f"scores / epsilon overflows (max |score| {np.max(np.abs(scores)):.3g}, "
+                             f"epsilon {epsilon:.3g}); rescale the scores or raise epsilon")
+        c_dir, _ = inner.batch(scaled, y, starts, ends)
+        return (c_dir - c_w) / epsilon, delta_w
+    if loss == "zero_one":
+        c_dir, _ = zero_one_diminished(scores, y, starts, ends, epsilon)
+    else:
+        c_dir = np.zeros(scores.size)
+        for a, b in zip(starts, ends):
+            c_dir[a:b], _ = ap_direct_loss_inference(scores[a:b], y[a:b], epsilon, -1)
+    return (c_w - c_dir) / epsilon, delta_w
+
+
+def _direct_single(scores, y, **params):
+    """The direct-loss :class:`Oracle` on one query."""
+    c, delta = _direct_batch(scores, y, np.array([0]), np.array([scores.size]), **params)
+    return c, float(delta[0])

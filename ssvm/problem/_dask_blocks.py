@@ -1,0 +1,185 @@
+"""Row blocks of a dask array that hold whole queries, and each block's score-space hinge.
+
+Preparing a :class:`~ssvm.problem.dask_space.DaskStructuredHinge` takes two passes over the small
+per-row arrays (``qid`` and ``y``, never ``X``):
+
+1. :func:`aligned_chunks`: one task per block summarises its ``qid`` as runs of equal ids; the
+   client moves every block boundary that falls inside a query back to that query's first row, so
+   no query straddles two blocks (``X`` is then re-chunked to these boundaries).
+2. :func:`block_queries`: per aligned block, the relevance and the ranges of its informative
+   queries (a positive and a negative); the client adds up their number ``Q``, and
+   :func:`block_hinge` builds each block's :class:`ScoreHinge` normalised by that ``Q``.
+
+Every function that runs on a block takes the block's ``(number, first row)`` so that its errors
+name the block and the rows.
+"""
+
+import numpy as np
+
+from .score_space import ScoreHinge
+
+__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "qid_runs"]
+
+
+def _where(block, n_rows=None):
+    k, row0 = block
+    return f"block {k} (rows {row0}:{row0 + n_rows})" if n_rows is not None else f"block {k}"
+
+
+def _show(qid):
+    """A query id as users wrote it (``5``, ``'a'``; not ``np.int64(5)``)."""
+    return repr(qid.item() if isinstance(qid, np.generic) else qid)
+
+
+def _runs(qid):
+    """First row of each run of equal consecutive ids."""
+    return np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
+
+
+def qid_runs(qid_b, n_rows, block):
+    """A block's ``qid`` as runs: their ids and first rows (local). Runs on a worker.
+
+    Raises
+    ------
+    ValueError
+        If the block does not hold ``n_rows`` ids, holds NaN, or a query's rows are split by
+        another query inside it.
+    """
+    qid_b = np.asarray(qid_b)
+    if qid_b.shape != (n_rows,):
+        raise ValueError(f"qid's {_where(block, n_rows)} holds {qid_b.shape[0]} ids; its chunk "
+                         f"says {n_rows}: the chunk sizes of qid do not match its data")
+    if qid_b.dtype.kind == "f" and not np.all(np.isfinite(qid_b)):
+        row = block[1] + int(np.flatnonzero(~np.isfinite(qid_b))[0])
+        raise ValueError(f"qid holds NaN or infinity in {_where(block, n_rows)}, first at row {row}")
+    starts = _runs(qid_b)
+    values = qid_b[starts]
+    unique, counts = np.unique(values, return_counts=True)
+    if unique.shape[0] < values.shape[0]:
+        q = unique[np.argmax(counts > 1)]
+        rows = block[1] + np.flatnonzero(qid_b == q)
+        raise ValueError(f"the rows of query {_show(q)} are not consecutive (rows {rows[0]} to "
+                         f"{rows[-1]} of {_where(block, n_rows)}, interleaved with other queries); "
+                         "with a dask X the rows of each query must be consecutive: sort them by "
+                         "qid first")
+    return values, starts
+
+
+def aligned_chunks(runs, chunks):
+    """Row chunks whose boundaries are query boundaries (client side).
+
+    Parameters
+    ----------
+    runs : list of (values, starts)
+        :func:`qid_runs` of each block, in order.
+    chunks : tuple of int
+        The blocks' sizes (all positive).
+
+    Returns
+    -------
+    tuple of int
+        New sizes: each boundary inside a query moved back to the query's first row.
+
+    Raises
+    ------
+    ValueError
+        If a query's rows are not consecutive (it appears in two places), or a query does not
+        fit in one block (the boundaries around it would meet).
+    """
+    bounds = np.concatenate(([0], np.cumsum(chunks)))
+    values = np.concatenate([v for v, _ in runs])
+    starts = np.concatenate([s + b for (_, s), b in zip(runs, bounds[:-1])])
+    first = np.cumsum([0] + [len(v) for v, _ in runs[:-1]])  # each block's first run
+    same = np.zeros(values.shape[0], dtype=bool)
+    same[first[1:]] = values[first[1:]] == values[first[1:] - 1]  # continues the last block's run
+    values, starts = values[~same], starts[~same]
+    ends = np.append(starts[1:], bounds[-1])
+    unique, counts = np.unique(values, return_counts=True)
+    if unique.shape[0] < values.shape[0]:
+        k = int(np.argmax(counts > 1))
+        where = starts[values == unique[k]]
+        raise ValueError(f"the rows of query {_show(unique[k])} are not consecutive (they start at "
+                         f"rows {where[0]} and {where[1]}); with a dask X the rows of each query "
+                         "must be consecutive: sort them by qid first")
+    j = np.searchsorted(starts, bounds[1:-1], side="right") - 1
+    new = np.concatenate(([0], starts[j], [bounds[-1]]))
+    tight = np.flatnonzero(np.diff(new) <= 0)
+    if tight.size:
+        b = int(tight[0])  # block b lies inside one query
+        q = int(np.searchsorted(starts, bounds[b], side="right") - 1)
+        size = int(ends[q] - starts[q])
+        largest = int((ends - starts).max())
+        raise ValueError(f"query {_show(values[q])} has {size} rows (rows {starts[q]}:{ends[q]}) "
+                         f"and does not fit in block {b} of X ({chunks[b]} rows): every query must "
+                         "lie in one block; re-chunk X with row chunks at least as large as the "
+                         f"largest query ({largest} rows), e.g. "
+                         f"X.rechunk({{0: {max(largest, max(chunks))}}})")
+    return tuple(int(n) for n in np.diff(new))
+
+
+class BlockQueries:
+    """A block's relevance and the row ranges of its informative queries.
+
+    Attributes
+    ----------
+    relevant : ndarray of bool, shape (n_rows,)
+    starts, ends : ndarray of int64
+        Local row ranges of the queries with a positive and a negative row.
+    n_queries, no_positive, no_negative : int
+        All the block's queries, and the degenerate ones.
+    """
+
+    def __init__(self, relevant, starts, ends, n_queries, no_positive, no_negative):
+        self.relevant = relevant
+        self.starts, self.ends = starts, ends
+        self.n_queries, self.no_positive, self.no_negative = n_queries, no_positive, no_negative
+
+    def counts(self):
+        """``(informative, queries, without a positive, without a negative)``."""
+        return self.starts.shape[0], self.n_queries, self.no_positive, self.no_negative
+
+
+def block_queries(y_b, qid_b, block):
+    """Relevance (``y > 0``) and informative queries of an aligned block. Runs on a worker.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` and ``qid`` differ in length in the block, or ``y`` is not numeric or not finite.
+    """
+    y_b, qid_b = np.asarray(y_b), np.asarray(qid_b)
+    if y_b.shape != qid_b.shape:
+        raise ValueError(f"{_where(block, qid_b.shape[0])}: y holds {y_b.shape[0]} rows but qid "
+                         f"{qid_b.shape[0]}; the chunk sizes of y do not match its data")
+    if y_b.dtype.kind not in "biuf":
+        raise ValueError(f"y must hold numeric relevance, got dtype {y_b.dtype}")
+    if y_b.dtype.kind == "f" and not np.all(np.isfinite(y_b)):
+        row = block[1] + int(np.flatnonzero(~np.isfinite(y_b))[0])
+        raise ValueError(f"y holds NaN or infinity in {_where(block, y_b.shape[0])}, first at "
+                         f"row {row}")
+    relevant = y_b > 0
+    starts = _runs(qid_b)
+    ends = np.append(starts[1:], qid_b.shape[0])
+    n_pos = np.add.reduceat(relevant.astype(np.int64), starts)
+    keep = (n_pos > 0) & (n_pos < ends - starts)
+    return BlockQueries(relevant, starts[keep].astype(np.int64), ends[keep].astype(np.int64),
+                        starts.shape[0], int(np.count_nonzero(n_pos == 0)),
+                        int(np.count_nonzero(n_pos == ends - starts)))
+
+
+def block_hinge(queries, oracle, normaliser):
+    """The block's :class:`ScoreHinge`, normalised by the whole problem's ``Q``. Runs on a worker.
+
+    Parameters
+    ----------
+    queries : BlockQueries
+        With at least one informative query.
+    oracle : Oracle
+    normaliser : int
+
+    Returns
+    -------
+    ScoreHinge
+    """
+    ranges = [np.arange(a, b, dtype=np.int64) for a, b in zip(queries.starts, queries.ends)]
+    return ScoreHinge(queries.relevant, ranges, oracle, check_input=False, normaliser=normaliser)

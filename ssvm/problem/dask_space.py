@@ -1,0 +1,343 @@
+"""The structured hinge over a dask array: one task per block of rows per round (DESIGN.md §6).
+
+A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
+block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
+worker between rounds) and the transposed product ``X_bᵀ c_b`` — the block's share ``(H_b,
+offset_b, g_b)`` of the plane, ``d + 2`` numbers. The scores never leave the task that made them.
+The client adds the shares up in block order, in float64, and the solver (the dual QP, the
+stopping rule, the history) is the in-memory code: a fit on a dask array follows the iterates of
+the in-memory fit on the same data, up to the rounding of the sums.
+
+Under a ``dask.distributed`` client, ``X`` is persisted on the workers once; a worker that is lost
+has its blocks recomputed from their source by dask. Under dask's local schedulers ``X`` is not
+persisted: every round reads its blocks from their source (out of core from a zarr store or a
+memory-mapped ``.npy``); call ``X.persist()`` first to hold them in memory.
+
+Imported only when dask is used (the ``dask`` extra).
+"""
+
+import logging
+import pickle
+import time
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._queries import check_informative
+from ._dask_blocks import aligned_chunks, block_hinge, block_queries, qid_runs
+from .protocol import Problem
+from .weight_space import StructuredHinge
+
+__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client", "non_finite_error"]
+
+logger = logging.getLogger(__name__)
+
+
+def distributed_client():
+    """The ``dask.distributed`` client that ``dask.compute`` uses now, or None.
+
+    Returns
+    -------
+    distributed.Client or None
+    """
+    try:
+        from distributed import default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        return None
+    return client if getattr(dask.base.get_scheduler(), "__self__", None) is client else None
+
+
+def check_dask_features(X):
+    """``X`` as a dense, row-chunked float32 or float64 dask array (lazily; nothing computed).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    dask.array.Array
+        float32 and float64 kept, integer and bool as float64; one chunk of columns.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, has unknown chunk sizes, no rows, blocks that are not numpy arrays,
+        or a dtype that is not real numbers.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    if any(np.isnan(c) for c in X.chunks[0] + X.chunks[1]):
+        raise ValueError("X has unknown chunk sizes (from boolean indexing or from_delayed?); "
+                         "call X.compute_chunk_sizes() first")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have rows and columns, got shape {X.shape}")
+    if not isinstance(X._meta, np.ndarray):
+        raise ValueError(f"the blocks of X must be dense numpy arrays, got "
+                         f"{type(X._meta).__name__}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def _rows(v, name, n, chunks):
+    """``y`` or ``qid`` (numpy or dask) as a dask array with the row chunks ``chunks``."""
+    if isinstance(v, da.Array):
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+        if any(np.isnan(c) for c in v.chunks[0]):
+            raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() "
+                             "first")
+    else:
+        v = np.asarray(v)
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+    if v.shape[0] != n:
+        raise ValueError(f"{name} has {v.shape[0]} entries but X has {n} rows")
+    return v.rechunk((chunks,)) if isinstance(v, da.Array) else da.from_array(v, chunks=(chunks,))
+
+
+def _counts(queries):
+    return queries.counts()
+
+
+def _block_problem(X_b, hinge, fit_intercept, block):
+    """The in-memory problem of one block (its rows and its kept hinge)."""
+    k, row0 = block
+    if X_b.shape[0] != hinge.n_samples:
+        raise ValueError(f"block {k} of X (from row {row0}) holds {X_b.shape[0]} rows but its "
+                         f"chunk says {hinge.n_samples}: the chunk sizes of X do not match its data")
+    return StructuredHinge.from_score_hinge(X_b, hinge, fit_intercept=fit_intercept)
+
+
+def _counters(problem):
+    """``(matvec seconds, oracle seconds, oracle calls)`` so far. The block's hinge lives on
+    between rounds and keeps counting: a task reports the difference its own calls made."""
+    return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls])
+
+
+def non_finite_error(X_rows, first_row, block, n_rows):
+    """The ValueError for non-finite scores of the rows ``X_rows`` of a block.
+
+    Parameters
+    ----------
+    X_rows : ndarray
+        The rows whose scores were not finite (all of a block's or some); ``first_row`` is the
+        (global) number of the first.
+    first_row : int
+    block : (int, int)
+        The block's number and first row.
+    n_rows : int
+        The block's number of rows.
+
+    Returns
+    -------
+    ValueError
+        Naming the block, its rows and the first row with NaN or infinity, or saying the scores
+        overflow if ``X_rows`` is finite.
+    """
+    k, row0 = block
+    where = f"block {k} (rows {row0}:{row0 + n_rows})"
+    bad = np.flatnonzero(~np.all(np.isfinite(X_rows), axis=1))
+    if bad.size:
+        return ValueError(f"X holds NaN or infinity in {where}, first at row {first_row + bad[0]}")
+    return ValueError(f"the scores X @ w overflow in {where}: scale the features down")
+
+
+def _checked_scores(problem, w, block):
+    """The block's stacked scores, or a ValueError naming the block and the first bad row."""
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
+        s = problem.stacked_scores(w)
+    if not np.all(np.isfinite(s)):
+        rows = problem.score_hinge.rows  # a slice: the queries of a block are ranges of rows
+        raise non_finite_error(problem.X[rows], block[1] + rows.start, block, problem.n_samples)
+    return s
+
+
+def block_plane(X_b, hinge, w, fit_intercept, block):
+    """One block's share of the plane at ``w``: the task of a round.
+
+    Returns
+    -------
+    tuple
+        ``(H_b, offset_b, g_b, counters)``, the counters as :func:`_counters` differences.
+    """
+    problem = _block_problem(X_b, hinge, fit_intercept, block)
+    before = _counters(problem)
+    H, c, offset = problem.hinge_at_scores(_checked_scores(problem, w, block))
+    g = problem.coefficients_to_subgradient(c)
+    return H, offset, g, _counters(problem) - before
+
+
+def block_planes(X_b, hinge, w, fit_intercept, block, queries):
+    """Per-query planes ``(delta, G)`` of some of a block's queries (local numbers)."""
+    problem = _block_problem(X_b, hinge, fit_intercept, block)
+    before = _counters(problem)
+    _checked_scores(problem, w, block)
+    delta, G = problem.planes(w, queries)
+    return delta, G, _counters(problem) - before
+
+
+class DaskStructuredHinge(Problem):
+    """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of queries in a dask array.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Dense features, chunked by rows (float32 kept; see :func:`check_dask_features`). Must be
+        finite: non-finite values are found in the rounds, in the blocks that hold them.
+    y : array-like or dask array of shape (n_samples,)
+        Relevance; ``y > 0`` is relevant (bool and 0/1 labels as they are).
+    qid : array-like or dask array of shape (n_samples,)
+        Query id of every row; the rows of each query must be consecutive. A block boundary
+        inside a query moves back to the query's first row (``X`` is re-chunked); a query larger
+        than a block is an error. Queries without a positive or without a negative are skipped,
+        with a warning.
+    oracle : Oracle or callable
+        Loss-augmented inference (:func:`ssvm.losses.get_oracle`).
+    fit_intercept : bool, default=False
+        As in :class:`~ssvm.problem.StructuredHinge`.
+    persist : bool, optional
+        Hold the blocks of ``X`` in the cluster's memory; default: under a ``dask.distributed``
+        client only.
+
+    Attributes
+    ----------
+    X : dask.array.Array
+        The features, re-chunked to whole queries (and persisted).
+    chunks : tuple of int
+        Rows of each block.
+    n_blocks : int
+        Blocks with at least one query trained on (one task each per round).
+    n_features, n_queries, n_samples : int
+    n_skipped_queries : int
+        Queries without a positive or without a negative row (not trained on).
+    matvec_seconds, oracle_seconds : float
+        Cumulative time in the products and the oracles, summed over the blocks' tasks (with
+        several workers, more than the wall time).
+    n_oracle_calls : int
+        Cumulative number of per-query oracle calls.
+    round_seconds : float
+        Cumulative wall time of the rounds, as the client sees them.
+    n_rounds : int
+    result_bytes : int
+        Cumulative size (pickled) of what the tasks sent back.
+    """
+
+    def __init__(self, X, y, qid, oracle, *, fit_intercept=False, persist=None):
+        X = check_dask_features(X)
+        n, d = X.shape
+        chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
+        y, qid = _rows(y, "y", n, chunks), _rows(qid, "qid", n, chunks)
+        row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
+        runs = dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
+                              for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
+        chunks = aligned_chunks(list(runs), chunks)
+        if chunks != X.chunks[0]:
+            logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
+            X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
+        row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
+        blocks = [(k, int(r)) for k, r in enumerate(row0)]
+        meta = dask.persist(*[dask.delayed(block_queries)(yb, qb, b)
+                              for yb, qb, b in zip(y.to_delayed(), qid.to_delayed(), blocks)])
+        counts = np.array(dask.compute(*[dask.delayed(_counts)(m) for m in meta]))
+        kept, total, no_pos, no_neg = counts.sum(axis=0)
+        check_informative(int(total), int(no_pos), int(no_neg), stacklevel=3)
+        active = np.flatnonzero(counts[:, 0] > 0)
+        self.n_queries = int(kept)
+        self.n_skipped_queries = int(total - kept)
+        hinges = dask.persist(*[dask.delayed(block_hinge)(meta[k], oracle, self.n_queries)
+                                for k in active])
+        if persist is None:
+            persist = distributed_client() is not None
+        if persist:
+            X = X.persist()
+        x_blocks = X.to_delayed().ravel()
+        self._blocks = [(x_blocks[k], h, blocks[k]) for k, h in zip(active, hinges)]
+        self._query_offsets = np.concatenate(([0], np.cumsum(counts[active, 0])))
+        self.X = X
+        self.chunks = chunks
+        self.n_blocks = len(self._blocks)
+        self.fit_intercept = bool(fit_intercept)
+        self.n_samples = n
+        self.n_features = d + self.fit_intercept
+        self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
+        self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
+        if persist and distributed_client() is not None:
+            from distributed import futures_of, wait
+
+            wait(futures_of([X, *hinges]))  # the set-up is done before the first round
+
+    def _round(self, task, w, per_block):
+        """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
+        ``per_block``; the results in that order, with the timers updated."""
+        t0 = time.perf_counter()
+        w_key = dask.delayed(w)  # one key: dask moves w to each worker once
+        parts = dask.compute(*[
+            dask.delayed(task, pure=False)(*self._blocks[k][:2], w_key, self.fit_intercept,
+                                           self._blocks[k][2], *args)
+            for k, args in per_block
+        ])
+        self.round_seconds += time.perf_counter() - t0
+        self.n_rounds += 1
+        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
+        matvec, oracle, calls = sum(p[-1] for p in parts)
+        self.matvec_seconds += matvec
+        self.oracle_seconds += oracle
+        self.n_oracle_calls += int(calls)
+        return [p[:-1] for p in parts]
+
+    def plane(self, w):
+        """:meth:`Problem.plane` by one task per block, the shares added in block order (float64).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        (H, offset, g) : (float, float, ndarray of shape (n_features,))
+            As :meth:`Problem.plane`.
+        """
+        parts = self._round(block_plane, self._check_w(w), [(k, ()) for k in range(self.n_blocks)])
+        H, offset, g = 0.0, 0.0, np.zeros(self.n_features)
+        for H_b, offset_b, g_b in parts:
+            H += H_b
+            offset += offset_b
+            g += g_b
+        return H, offset, g
+
+    def planes(self, w, queries=None):
+        """:meth:`Problem.planes` by one task per block that holds some of the ``queries``.
+
+        Queries are numbered block after block, in row order (the in-memory order for consecutive
+        queries).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        queries : sequence of int, optional
+            Query numbers (default: all, in order).
+
+        Returns
+        -------
+        (delta, G) : (ndarray of shape (m,), ndarray of shape (m, n_features))
+            As :meth:`Problem.planes`.
+        """
+        w, idx = self._check_w(w), self._query_numbers(queries)
+        delta, G = np.zeros(idx.size), np.zeros((idx.size, self.n_features))
+        if idx.size == 0:
+            return delta, G
+        block = np.searchsorted(self._query_offsets, idx, side="right") - 1
+        involved = np.unique(block)
+        where = [np.flatnonzero(block == k) for k in involved]
+        parts = self._round(block_planes, w, [
+            (k, (idx[pos] - self._query_offsets[k],)) for k, pos in zip(involved, where)])
+        for pos, (delta_b, G_b) in zip(where, parts):
+            delta[pos], G[pos] = delta_b, G_b
+        return delta, G

@@ -1,0 +1,92 @@
+"""``RankSVM.fit`` on a dask array: the training problems and targets (imported only then).
+
+With queries (``qid`` or ``group``), one :class:`~ssvm.problem.dask_space.DaskStructuredHinge`:
+blocks of whole queries, one task per block per round. Without, the training set is one query per
+binary task (classification: two classes, or one-vs-rest), which no block can hold: one
+:class:`~ssvm.problem.dask_gathered.DaskGatheredHinge` per task, whose rounds bring the scores to
+the client.
+"""
+
+from typing import NamedTuple
+
+import dask.array as da
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._queries import check_group
+from .dask_gathered import DaskGatheredHinge
+from .dask_space import DaskStructuredHinge, check_dask_features, distributed_client
+
+__all__ = ["TrainingSet", "training_set"]
+
+
+class TrainingSet(NamedTuple):
+    """What ``RankSVM.fit`` trains on a dask ``X``: one problem and one target per binary task."""
+
+    X: object  # the features as the problems hold them (re-chunked, persisted)
+    classes: np.ndarray
+    targets: list  # binary relevance of every row, per task (numpy or dask)
+    problems: list
+    n_queries: int  # queries trained on
+    n_skipped: int  # queries skipped (no relevant or no non-relevant row)
+
+
+def training_set(X, y, *, qid, group, oracle, fit_intercept, solver):
+    """The training problems of ``RankSVM.fit`` on a dask ``X``.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+    y : array-like or dask array
+        Class labels, or relevance grades (``y > 0`` relevant) with ``qid`` or ``group``.
+    qid : array-like or dask array, or None
+    group : array-like of int, or None
+    oracle : Oracle
+    fit_intercept : bool
+    solver : str
+        The estimator's solver name.
+
+    Returns
+    -------
+    TrainingSet
+
+    Raises
+    ------
+    ValueError
+        With both ``qid`` and ``group``, with ``solver="frank_wolfe"``, labels of a single
+        class, or on the errors of the problems.
+    """
+    if qid is not None and group is not None:
+        raise ValueError("Pass either qid (a query id per row) or group (sizes of consecutive "
+                         "queries), not both.")
+    if solver == "frank_wolfe":
+        raise ValueError("solver='frank_wolfe' visits one query at a time, a round trip to the "
+                         "cluster each; it needs in-memory data. Use solver='cutting_plane' (or "
+                         "'pegasos') with a dask X.")
+    if qid is None and group is None:
+        return _classification(X, y, oracle, fit_intercept)
+    if group is not None:
+        qid = np.repeat(np.arange(len(group)), check_group(group, X.shape[0]))
+    problem = DaskStructuredHinge(X, y, qid, oracle, fit_intercept=fit_intercept)
+    y = y if isinstance(y, da.Array) else da.from_array(np.asarray(y), chunks=(problem.chunks,))
+    return TrainingSet(problem.X, np.array([0, 1]), [y.rechunk((problem.chunks,)) > 0],
+                       [problem], problem.n_queries, problem.n_skipped_queries)
+
+
+def _classification(X, y, oracle, fit_intercept):
+    """One query of all rows per binary task; the labels are brought to the client."""
+    X = check_dask_features(X)
+    y = np.asarray(y.compute() if isinstance(y, da.Array) else y)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y has shape {y.shape} but X has {X.shape[0]} rows")
+    check_classification_targets(y)
+    classes, index = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError("RankSVM needs samples of at least two classes; the data contain only "
+                         f"one class: {classes[0]!r}.")
+    targets = [index == 1] if classes.shape[0] == 2 else [index == j for j in range(len(classes))]
+    if distributed_client() is not None:
+        X = X.persist()  # once, for all the tasks
+    problems = [DaskGatheredHinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)
+                for target in targets]
+    return TrainingSet(X, classes, targets, problems, 1, 0)

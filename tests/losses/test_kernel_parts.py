@@ -1,0 +1,54 @@
+"""Parts of the QS kernels with a contract of their own: the compiled key sort, the index bits, and
+the caches kept from call to call (bounded: past the bound a call gets arrays of its own)."""
+
+import numpy as np
+import pytest
+
+from ssvm.losses import _packed_keys as keys
+from ssvm.losses import _qs_walk as walk
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 31, 32, 33, 100, 4096, 70_000])
+def test_sort_keys_is_numpys_sort(n):
+    rng = np.random.default_rng(n)
+    for high in (np.uint64(0), np.uint64(0xFFFF_0000_0000_0000)):  # keys sharing their top bytes, or not
+        k = np.unique(rng.integers(0, 2**63, size=n, dtype=np.uint64) | high)  # distinct, as keys are
+        rng.shuffle(k)
+        got = k.copy()
+        keys.sort_keys(got)
+        np.testing.assert_array_equal(got, np.sort(k))
+    ids = rng.permutation(n).astype(np.int64)  # non-negative int64, viewed as uint64
+    keys.sort_keys(ids.view(np.uint64))
+    np.testing.assert_array_equal(ids, np.arange(n))
+
+
+def test_index_bits():
+    for n in (1, 2, 3, 4, 5, 1000, 1024, 1025, 2**20):
+        assert keys.index_bits(n) == max((n - 1).bit_length(), 1)
+
+
+def test_key_buffer_is_kept_up_to_its_bound(monkeypatch):
+    monkeypatch.setattr(keys, "CACHE_MAX_ENTRIES", 1000)
+    monkeypatch.setattr(keys._LOCAL, "keys", None, raising=False)
+    a = keys._key_buffer(500)
+    assert keys._key_buffer(400) is a  # reused
+    big = keys._key_buffer(5000)
+    assert big.size >= 5000 and big is not a
+    assert keys._LOCAL.keys is a  # past the bound: not kept
+    assert keys._key_buffer(800) is not a and keys._LOCAL.keys.size >= 800  # grown within the bound
+
+
+def test_inverse_log_table_is_kept_up_to_its_bound(monkeypatch):
+    monkeypatch.setattr(walk, "CACHE_MAX_ENTRIES", 1000)
+    monkeypatch.setattr(walk, "_INVERSE_LOGS", np.zeros(0))
+    t = walk.inverse_log_table(300)
+    assert walk.inverse_log_table(200) is t and t.size <= 1000
+    big = walk.inverse_log_table(3000)
+    assert big.size >= 3000 and walk._INVERSE_LOGS is t  # past the bound: computed, not kept
+    np.testing.assert_array_equal(big[:t.size], t)
+
+
+def test_huge_queries_are_refused_by_the_packed_keys(monkeypatch):
+    monkeypatch.setattr(keys, "_MAX_SAMPLES", 10)
+    with pytest.raises(ValueError, match="too large for the packed keys"):
+        keys.sorted_keys(np.zeros(11), np.arange(11) < 5, 5)

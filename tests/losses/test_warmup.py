@@ -1,0 +1,56 @@
+"""warm_up: the oracles' kernels compiled in one known place, with a log line while it happens;
+``ssvm warmup``; and the compile-time script's smoke test."""
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ssvm.losses import warm_up
+from ssvm.losses import warmup as warmup_module
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_cold_cache_is_announced_before_compiling(monkeypatch, caplog):
+    monkeypatch.setattr(warmup_module, "_cache_is_cold", lambda: True)
+    log = logging.getLogger("test_warmup")
+    with caplog.at_level(logging.INFO, logger="test_warmup"):
+        seconds = warm_up(("ap",), few_positives=False, log=log)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0] == "compiling ssvm's kernels, once (about 10 s); numba caches them for later runs"
+    assert messages[1] == f"compiled ssvm's kernels in {seconds:.1f} s"
+
+
+def test_a_warm_cache_loads_quietly(monkeypatch, caplog):
+    warm_up(("ap", "ndcg"))  # compiled (or loaded) once
+    assert warmup_module._cache_is_cold() is False  # its index is on disk now
+    monkeypatch.setattr(warmup_module, "_cache_is_cold", lambda: False)
+    with caplog.at_level(logging.INFO, logger="ssvm.losses.warmup"):
+        warm_up(("ap", "ndcg"), notice_after=60.0)
+    assert not caplog.records
+
+
+def test_unknown_losses_are_refused_before_any_work():
+    with pytest.raises(ValueError, match="unknown loss 'auc'"):
+        warm_up(("ap", "auc"))
+
+
+def test_the_warmup_command():
+    proc = subprocess.run([sys.executable, "-m", "ssvm", "warmup"], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ssvm's kernels are compiled and cached" in proc.stdout
+
+
+def test_bench_compile_quick(tmp_path):
+    out = tmp_path / "compile.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_compile.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "warm_up(demo losses)" in proc.stdout
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["cold CPU s"] > row["warm CPU s"] > 0  # a cold cache compiles: it costs more than loading

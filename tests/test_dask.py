@@ -1,0 +1,387 @@
+"""RankSVM on dask arrays (local schedulers): the same fit as in memory, block alignment, errors.
+
+The LocalCluster tests (workers lost, warm start, joblib on dask) are in test_dask_cluster.py.
+"""
+
+import warnings
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+from ssvm import RankSVM  # noqa: E402
+from ssvm.losses import get_oracle  # noqa: E402
+from ssvm.problem import StructuredHinge  # noqa: E402
+from ssvm.problem._dask_blocks import aligned_chunks, qid_runs  # noqa: E402
+from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
+from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
+from ssvm.solvers import SOLVERS  # noqa: E402
+
+
+def ranking_data(seed=0, n_queries=60, d=6, dtype=np.float64):
+    """Consecutive queries of 5..40 rows, graded relevance, one query without a positive."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(5, 41, size=n_queries)
+    qid = np.repeat(rng.permutation(10 * n_queries)[:n_queries], sizes)  # ids in any order
+    n = qid.shape[0]
+    y = (rng.random(n) < 0.25) * rng.integers(1, 4, size=n)
+    y[qid == qid[0]] = 0  # a degenerate query, skipped with a warning
+    X = rng.standard_normal((n, d))
+    X[y > 0] += 0.4
+    return X.astype(dtype), y, qid
+
+
+def fit_both(X, y, qid, chunks, *, y_dask=False, qid_dask=False, **params):
+    params = {"C": 10.0, **params}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = RankSVM(**params).fit(X, y, qid=qid)
+        Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+        yd = da.from_array(y, chunks=97) if y_dask else y
+        qd = da.from_array(qid, chunks=131) if qid_dask else qid
+        dsk = RankSVM(**params).fit(Xd, yd, qid=qd)
+    return mem, dsk
+
+
+def assert_same_fit(mem, dsk, rtol=1e-10):
+    assert dsk.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=rtol, atol=rtol * np.abs(mem.coef_).max())
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=rtol)
+    assert dsk.objective_ == pytest.approx(mem.objective_, rel=rtol)
+    assert dsk.n_queries_ == mem.n_queries_ and dsk.n_skipped_queries_ == mem.n_skipped_queries_
+    primal = [[r["primal"] for r in m.history_] for m in (mem, dsk)]
+    np.testing.assert_allclose(primal[1], primal[0], rtol=rtol)
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one", "precision_at_k"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_same_iterates_as_in_memory(loss, dtype):
+    X, y, qid = ranking_data(1, dtype=dtype)
+    mem, dsk = fit_both(X, y, qid, chunks=173, loss=loss)  # boundaries inside queries
+    assert_same_fit(mem, dsk)
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+@pytest.mark.parametrize("y_dask, qid_dask", [(True, False), (False, True), (True, True)])
+def test_same_fit_with_dask_labels_and_schedulers(scheduler, y_dask, qid_dask):
+    X, y, qid = ranking_data(2)
+    with dask.config.set(scheduler=scheduler):
+        mem, dsk = fit_both(X, y, qid, chunks=250, y_dask=y_dask, qid_dask=qid_dask)
+    assert_same_fit(mem, dsk)
+    np.testing.assert_allclose(dsk.decision_function(X), mem.decision_function(X), rtol=1e-10)
+
+
+def test_group_and_line_search_and_plain_cutting_plane():
+    X, y, qid = ranking_data(3)
+    group = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+    Xd = da.from_array(X, chunks=(300, X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = RankSVM(C=5.0).fit(Xd, y, group=group)
+        b = RankSVM(C=5.0).fit(X, y, qid=qid)
+        assert_same_fit(b, a)
+        mem, dsk = fit_both(X, y, qid, 300, solver_params={"ocas": False})
+        assert_same_fit(mem, dsk)
+        with pytest.raises(ValueError, match="line_search=True needs the score-space access"):
+            RankSVM(solver_params={"line_search": True}).fit(Xd, y, qid=qid)
+
+
+def test_pegasos_same_iterates_and_frank_wolfe_refused():
+    X, y, qid = ranking_data(4, n_queries=30)
+    mem, dsk = fit_both(X, y, qid, 200, solver="pegasos", random_state=0, max_iter=300)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-10)
+    with pytest.raises(ValueError, match="frank_wolfe.*needs in-memory data"):
+        RankSVM(solver="frank_wolfe").fit(da.from_array(X, chunks=(200, 6)), y, qid=qid)
+
+
+def test_warm_start_continues_from_the_stopped_fit():
+    X, y, qid = ranking_data(5)
+    Xd = da.from_array(X, chunks=(300, X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = RankSVM(C=10.0).fit(Xd, y, qid=qid)
+        part = RankSVM(C=10.0, max_iter=3, warm_start=True).fit(Xd, y, qid=qid)
+        J3 = part.objective_
+        part.set_params(max_iter=None).fit(Xd, y, qid=qid)
+    assert part.history_[0]["primal"] == pytest.approx(J3, rel=1e-12)  # started at the stop
+    assert part.objective_ <= full.objective_ * (1 + 1e-3)
+    assert full.objective_ <= part.objective_ * (1 + 1e-3)
+
+
+def test_planes_match_in_memory():
+    X, y, qid = ranking_data(6, n_queries=25)
+    relevant = y > 0
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        dsk = DaskStructuredHinge(da.from_array(X, chunks=(120, 6)), y, qid, oracle)
+    runs = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    queries = [np.arange(a, b) for a, b in zip(runs, np.r_[runs[1:], len(qid)])]
+    queries = [q for q in queries if 0 < relevant[q].sum() < q.size]
+    mem = StructuredHinge(X, relevant, queries, oracle)
+    assert dsk.n_queries == mem.n_queries and dsk.n_blocks > 1
+    w = np.random.default_rng(0).standard_normal(6)
+    for got, want in zip(dsk.plane(w), mem.plane(w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    for subset in (None, [3, 0, 17, 3], [], [mem.n_queries - 1]):
+        for got, want in zip(dsk.planes(w, subset), mem.planes(w, subset)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert dsk.n_rounds == 4 and dsk.result_bytes > 0 and dsk.matvec_seconds > 0  # [] runs none
+    with pytest.raises(ValueError, match="query numbers"):
+        dsk.planes(w, [mem.n_queries])
+
+
+# ---------------------------------------------------------------- queries that span blocks
+
+
+@pytest.mark.parametrize("loss", ["ap", "zero_one"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classification_without_queries_same_as_in_memory(loss, n_classes):
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((900, 5))
+    labels = np.argmax(X[:, :n_classes] + 0.8 * rng.standard_normal((900, n_classes)), axis=1)
+    mem = RankSVM(loss=loss, C=10.0).fit(X, labels)
+    dsk = RankSVM(loss=loss, C=10.0).fit(da.from_array(X, chunks=(200, 5)),
+                                         da.from_array(labels, chunks=300))
+    np.testing.assert_array_equal(dsk.classes_, mem.classes_)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-10, atol=1e-12)
+    assert dsk.n_iter_ == mem.n_iter_
+
+
+def test_gathered_rows_extra_and_queries_match_in_memory():
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((500, 4))
+    extra = rng.standard_normal((30, 4))
+    rows = np.sort(rng.choice(500, size=300, replace=False))
+    Z = np.vstack([X[rows], extra])
+    y = rng.random(Z.shape[0]) < 0.2
+    y[:2], y[-2:] = [True, False], [True, False]
+    queries = [np.arange(0, 100), np.arange(100, 330)]
+    queries = [q for q in queries if 0 < y[q].sum() < q.size]
+    oracle = get_oracle("ap", "auto")
+    for fit_intercept in (False, True):
+        dsk = DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows,
+                                extra=extra, queries=queries, fit_intercept=fit_intercept)
+        mem = StructuredHinge(Z, y, queries, oracle, fit_intercept=fit_intercept)
+        w = rng.standard_normal(dsk.n_features)
+        np.testing.assert_allclose(dsk.scores(w)[:300], mem.scores(w)[:300], rtol=1e-13)
+        for got, want in zip(dsk.plane(w), mem.plane(w)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="per-query planes .* need in-memory data"):
+        dsk.planes(w)
+    one = DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y[:300], oracle, rows=rows)
+    delta, G = one.planes(w[:4], [0])
+    _, offset, g = one.plane(w[:4])
+    assert delta[0] == offset and np.array_equal(G[0], g)
+    with pytest.raises(ValueError, match="rows must be ascending, distinct"):
+        DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows[::-1])
+    with pytest.raises(ValueError, match="extra must have 4 columns"):
+        DaskGatheredHinge(da.from_array(X, chunks=(64, 4)), y, oracle, rows=rows, extra=extra[:, :3])
+
+
+def test_gathered_non_finite_names_block():
+    X = np.random.default_rng(11).standard_normal((300, 3))
+    X[130, 2] = np.inf
+    y = np.arange(300) % 5 == 0
+    with pytest.raises(ValueError, match=r"X holds NaN or infinity in block 1 \(rows 100:200\), "
+                                         r"first at row 130"):
+        RankSVM().fit(da.from_array(X, chunks=(100, 3)), y)
+
+
+# ---------------------------------------------------------------- block alignment
+
+
+def aligned_by_hand(sizes, chunks):
+    """Each boundary moved back to the first row of the query holding it, by a loop; None if
+    two boundaries meet."""
+    starts = np.cumsum([0] + list(sizes[:-1]))
+    out = [0]
+    for b in np.cumsum(chunks)[:-1]:
+        start = max(s for s in starts if s <= b)
+        if start <= out[-1]:
+            return None
+        out.append(start)
+    out.append(sum(sizes))
+    return tuple(np.diff(out))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=30), st.data())
+def test_aligned_chunks_against_a_loop(sizes, data):
+    n = sum(sizes)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, n - 1)), max_size=8)) - {n})
+    chunks = tuple(np.diff([0, *cuts, n]))
+    qid = np.repeat(np.arange(len(sizes)) * 7 % 1009, sizes)
+    bounds = np.cumsum((0,) + chunks)
+    runs = [qid_runs(qid[a:b], b - a, (k, a)) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    want = aligned_by_hand(sizes, chunks)
+    if want is None:
+        with pytest.raises(ValueError, match="does not fit in block .* of X"):
+            aligned_chunks(runs, chunks)
+    else:
+        assert aligned_chunks(runs, chunks) == want
+
+
+def test_one_query_per_block_is_kept_and_too_large_query_named():
+    X, y, qid = ranking_data(7, n_queries=4)
+    sizes = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+    chunks = tuple(int(s) for s in sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(chunks, 6)), y, qid,
+                                      get_oracle("ap", "auto"))
+    assert problem.chunks == chunks and problem.n_blocks == 3  # the first query is skipped
+    big = int(sizes.max())
+    with pytest.raises(ValueError, match=rf"has {big} rows .* does not fit in block \d+ of X "
+                                         rf"\(\d+ rows\).*at least as large as the largest "
+                                         rf"query \({big} rows\)"):
+        DaskStructuredHinge(da.from_array(X, chunks=(big - 1, 6)), y, qid, get_oracle("ap", "auto"))
+
+
+# ---------------------------------------------------------------- errors naming the block
+
+
+@pytest.fixture
+def small():
+    X, y, qid = ranking_data(8, n_queries=20)
+    return X, y, qid
+
+
+def dask_fit(X, y, qid, chunks=100, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        Xd = X if isinstance(X, da.Array) else da.from_array(X, chunks=(chunks, X.shape[1]))
+        return RankSVM(max_iter=5, **params).fit(Xd, y, qid=qid)
+
+
+def block_of(row, chunks):
+    return int(np.searchsorted(np.cumsum(chunks), row, side="right"))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_X_names_block_and_row(small, bad):
+    X, y, qid = small
+    row = int(np.flatnonzero(qid == qid[-1])[0]) + 1  # in the last query, which is kept
+    X = X.copy()
+    X[row, 2] = bad
+    Xd = da.from_array(X, chunks=(100, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        chunks = DaskStructuredHinge(da.from_array(np.zeros_like(X), chunks=(100, 6)), y, qid,
+                                     get_oracle("ap", "auto")).chunks
+    k = block_of(row, chunks)
+    with pytest.raises(ValueError, match=rf"X holds NaN or infinity in block {k} \(rows "
+                                         rf"\d+:\d+\), first at row {row}$"):
+        dask_fit(Xd, y, qid)
+
+
+def test_overflowing_scores_named(small):
+    X, y, qid = small
+    X = X * 1e300
+    with np.errstate(all="ignore"), pytest.raises(ValueError,
+                                                  match=r"scores X @ w overflow in block \d+"):
+        dask_fit(X, y, qid, C=1e10)
+
+
+def test_bad_labels_named(small):
+    X, y, qid = small
+    rel = y.astype(float)
+    rel[150] = np.nan
+    with pytest.raises(ValueError, match=r"y holds NaN or infinity in block 1 \(rows \d+:\d+\), "
+                                         r"first at row 150"):
+        dask_fit(X, da.from_array(rel, chunks=50), qid)
+    q = qid.astype(float)
+    q[5] = np.nan
+    with pytest.raises(ValueError, match=r"qid holds NaN or infinity in block 0 \(rows 0:100\), "
+                                         r"first at row 5"):
+        dask_fit(X, y, q)
+    with pytest.raises(ValueError, match="y must hold numeric relevance"):
+        dask_fit(X, y.astype(str), qid)
+
+
+def test_non_consecutive_queries(small):
+    X, y, qid = small
+    runs = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    q = qid.copy()
+    q[runs[1]], q[runs[2]] = q[runs[2]], q[runs[1]]  # query 2 now also has a row before query 1
+    with pytest.raises(ValueError, match=rf"rows of query {qid[runs[2]]} are not consecutive "
+                                         rf"\(rows {runs[1]} to \d+ of block 0 \(rows 0:{len(q)}\), "
+                                         r"interleaved .* sort them by qid"):
+        dask_fit(X, y, q, chunks=len(q))
+    q = qid.copy()
+    q[-5:] = qid[0]  # the first query again, in the last block
+    with pytest.raises(ValueError, match=r"rows of query .* not consecutive \(they start at rows "
+                                         rf"0 and {len(q) - 5}\)"):
+        dask_fit(X, y, q)
+
+
+def test_mismatched_lengths(small):
+    X, y, qid = small
+    with pytest.raises(ValueError, match=f"y has {len(y) - 1} entries but X has {len(y)} rows"):
+        dask_fit(X, y[:-1], qid)
+    with pytest.raises(ValueError, match=f"qid has {len(y) + 1} entries but X has {len(y)} rows"):
+        dask_fit(X, y, np.r_[qid, qid[-1]])
+    # a dask X whose declared chunks do not match what its blocks hold
+    parts = [dask.delayed(lambda a: a)(X[:100]), dask.delayed(lambda a: a[:-1])(X[100:])]
+    lying = da.concatenate([da.from_delayed(parts[0], (100, 6), X.dtype),
+                            da.from_delayed(parts[1], (len(X) - 100, 6), X.dtype)])
+    q = np.r_[np.zeros(100, int), np.ones(len(X) - 100, int)]  # one query per declared block
+    with pytest.raises(ValueError, match=rf"block 1 of X \(from row 100\) holds {len(X) - 101} "
+                                         rf"rows but its chunk says {len(X) - 100}"):
+        dask_fit(lying, y, q)
+    lying_q = da.concatenate([da.from_delayed(dask.delayed(lambda a: a[:-1])(qid[:100]), (100,),
+                                              qid.dtype), da.from_array(qid[100:])])
+    with pytest.raises(ValueError, match=r"qid's block 0 \(rows 0:100\) holds 99 ids; its chunk "
+                                         r"says 100"):
+        dask_fit(X, y, lying_q)
+
+
+def test_bad_dask_X_and_arguments(small):
+    X, y, qid = small
+    Xd = da.from_array(X, chunks=(100, 6))
+    with pytest.raises(ValueError, match="unknown chunk sizes.*compute_chunk_sizes"):
+        dask_fit(Xd[Xd[:, 0] > -10], y, qid)
+    with pytest.raises(ValueError, match="X must hold real numbers"):
+        dask_fit(Xd.astype(complex), y, qid)
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        DaskStructuredHinge(Xd[:, 0], y, qid, get_oracle("ap", "auto"))
+    with pytest.raises(ValueError, match="only one class"):
+        RankSVM().fit(Xd, np.ones(len(y)))
+    with pytest.raises(ValueError, match=rf"y has shape \({len(y) - 1},\) but X has {len(y)} rows"):
+        RankSVM().fit(Xd, y[1:] > 0)
+    with pytest.raises(ValueError, match="not both"):
+        RankSVM().fit(Xd, y, qid=qid, group=[len(y)])
+    with pytest.raises(ValueError, match="All 1 queries are degenerate"):
+        dask_fit(X, np.zeros_like(y), np.zeros_like(qid), chunks=len(y))
+
+
+def test_integer_X_and_column_chunks(small):
+    X, y, qid = small
+    Xi = np.round(X * 4).astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = RankSVM(C=3.0).fit(Xi.astype(float), y, qid=qid)
+        dsk = RankSVM(C=3.0).fit(da.from_array(Xi, chunks=(64, 2)), y, qid=qid)
+    assert_same_fit(mem, dsk)
+
+
+def test_every_solver_is_handled():
+    assert set(SOLVERS) == {"cutting_plane", "pegasos", "frank_wolfe"}  # revisit if one is added
+
+
+def test_counters_count_each_round_once():
+    X, y, qid = ranking_data(12, n_queries=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(150, 6)), y, qid,
+                                      get_oracle("ap", "auto"))
+    for k in range(1, 4):  # the blocks' hinges live on: each round adds its own calls only
+        problem.plane(np.full(6, float(k)))
+        assert problem.n_oracle_calls == k * problem.n_queries and problem.n_rounds == k
+    problem.planes(np.ones(6), [0, 2])
+    assert problem.n_oracle_calls == 3 * problem.n_queries + 2

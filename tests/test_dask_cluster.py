@@ -1,0 +1,147 @@
+"""RankSVM on a dask.distributed LocalCluster (2 workers, 1 thread each, one cluster per module).
+
+The same model as in memory; a worker lost in the middle of a fit; a fit resumed with warm_start
+after everything on the cluster was lost; errors raised on a worker; joblib's dask backend for the
+one-vs-rest classes and GridSearchCV.
+"""
+
+import os
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+import dask.array as da  # noqa: E402
+import joblib  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from test_dask import assert_same_fit, fit_both, ranking_data  # noqa: E402
+from test_latent_dask import window_data  # noqa: E402
+
+from ssvm import LatentRankSVM, RankSVM  # noqa: E402
+from ssvm.losses import get_oracle  # noqa: E402
+from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
+from ssvm.solvers import SOLVERS  # noqa: E402
+
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
+@pytest.fixture(scope="module")
+def client():
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, env={"PYTHONPATH": path}) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _exit_soon():
+    """Kill this worker process (as a crash would) a moment after replying."""
+    threading.Timer(0.2, os._exit, (1,)).start()
+
+
+def workers(client):
+    return sorted(client.scheduler_info()["workers"])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cluster_fit_equals_in_memory(client, dtype):
+    X, y, qid = ranking_data(11, dtype=dtype)
+    with distributed.get_task_stream(client) as stream:
+        mem, dsk = fit_both(X, y, qid, chunks=300)
+    assert_same_fit(mem, dsk)
+    assert any(t["key"].startswith("block_plane") for t in stream.data if isinstance(t["key"], str))
+
+
+def test_lost_worker_blocks_are_recomputed(client):
+    X, y, qid = ranking_data(12, n_queries=80)
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(250, X.shape[1])), y, qid, oracle)
+        reference = RankSVM(C=10.0).fit(X, y, qid=qid)
+    on = {w for keys in client.who_has(problem.X).values() for w in keys}
+    assert len(on) == 2  # the blocks are spread over both workers
+    killed = []
+
+    def kill_one_worker(record):
+        if record["iteration"] == 2:
+            victim = workers(client)[0]
+            client.run(_exit_soon, workers=[victim])
+            deadline = time.time() + 60
+            while victim in workers(client) and time.time() < deadline:
+                time.sleep(0.1)
+            killed.append(victim)
+        return False
+
+    result = SOLVERS["cutting_plane"](problem, 10.0, callback=kill_one_worker)
+    assert killed and killed[0] not in workers(client)
+    assert result.n_iter == reference.n_iter_
+    np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-10)
+    assert result.objective == pytest.approx(reference.objective_, rel=1e-10)
+
+
+def test_interrupted_fit_resumes_from_warm_start(client):
+    X, y, qid = ranking_data(13)
+    Xd = da.from_array(X, chunks=(300, X.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        full = RankSVM(C=10.0).fit(Xd, y, qid=qid)
+        model = RankSVM(C=10.0, max_iter=3, warm_start=True)
+        with pytest.warns(ConvergenceWarning):
+            model.fit(Xd, y, qid=qid)
+        stopped = model.objective_
+        client.restart()  # every block, hinge and result on the cluster is gone
+        model.set_params(max_iter=None).fit(Xd, y, qid=qid)
+    assert model.history_[0]["primal"] == pytest.approx(stopped, rel=1e-12)
+    assert abs(model.objective_ - full.objective_) <= 1e-3 * full.objective_
+
+
+def test_block_errors_raised_on_the_workers(client):
+    X, y, qid = ranking_data(14, n_queries=20)
+    X[-3, 1] = np.nan
+    with warnings.catch_warnings(), pytest.raises(
+            ValueError, match=rf"X holds NaN or infinity in block \d+ \(rows \d+:{len(X)}\), "
+                              rf"first at row {len(X) - 3}"):
+        warnings.simplefilter("ignore", UserWarning)
+        RankSVM().fit(da.from_array(X, chunks=(100, X.shape[1])), y, qid=qid)
+
+
+def test_joblib_dask_backend_one_vs_rest_and_grid_search(client):
+    X, y = load_iris(return_X_y=True)
+    X = X / X.max(axis=0)
+    params = {"C": 10.0, "max_iter": 200}
+    sequential = RankSVM(**params).fit(X, y)
+    with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
+        parallel = RankSVM(n_jobs=3, **params).fit(X, y)
+    assert len(stream.data) >= 3  # the classes ran as tasks on the cluster
+    np.testing.assert_allclose(parallel.coef_, sequential.coef_, rtol=1e-12)
+    np.testing.assert_allclose(parallel.intercept_, sequential.intercept_, rtol=1e-12)
+
+    grid = {"C": [0.1, 1.0, 10.0]}
+    search = GridSearchCV(RankSVM(max_iter=200), grid, cv=3).fit(X, y)
+    with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
+        on_dask = GridSearchCV(RankSVM(max_iter=200), grid, cv=3, n_jobs=-1).fit(X, y)
+    assert len(stream.data) >= 9  # 3 values x 3 folds
+    assert on_dask.best_params_ == search.best_params_
+    np.testing.assert_allclose(on_dask.cv_results_["mean_test_score"],
+                               search.cv_results_["mean_test_score"], rtol=1e-12)
+
+
+def test_latent_negatives_on_the_workers(client):
+    features, offsets, y = window_data(5, n_images=60)
+    params = {"negatives": "all", "C": 10.0, "max_cccp_iter": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = LatentRankSVM(**params).fit(features, y, offsets=offsets)
+        with distributed.get_task_stream(client) as stream:
+            dsk = LatentRankSVM(**params).fit(da.from_array(features, chunks=(100, None)), y,
+                                              offsets=offsets)
+    assert any("block_scores" in str(t["key"]) for t in stream.data)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(dsk.latent_windows_, mem.latent_windows_)
