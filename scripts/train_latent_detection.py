@@ -53,6 +53,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -83,8 +84,6 @@ def add_window_options(parser):
     parser.add_argument("--max-windows", type=int,
                         help="windows per image (default 500 with cnn, 150 with hog; --quick 20)")
     parser.add_argument("--working-size", type=int, help="selective-search image side (default 256; --quick 128)")
-    parser.add_argument("--min-window-area", type=float, default=0.0, metavar="FRACTION",
-                        help="drop windows smaller than this share of the image area (default 0 = keep all)")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers for windows and features")
     parser.add_argument("--max-images", type=int, help="use only the first N images of each split (trials)")
 
@@ -100,8 +99,6 @@ def check_window_options(parser, args):
         parser.error('--features cnn needs the cnn extra: pip install ".[cnn]"')
     args.max_windows = args.max_windows or (20 if args.quick else 500 if args.features == "cnn" else 150)
     args.working_size = args.working_size or (128 if args.quick else 256)
-    if not 0.0 <= args.min_window_area < 1.0:
-        parser.error(f"--min-window-area must lie in [0, 1), got {args.min_window_area}")
 
 
 def parse_args(argv=None):
@@ -113,7 +110,16 @@ def parse_args(argv=None):
                         help="append S x window geometry (sqrt area, area, log aspect, centre) to the "
                              "features; a comma-separated grid is chosen per class and model by the same "
                              "CV as C (default 0,3; 0 = appearance only)")
-    parser.add_argument("--C", help="C, or a comma-separated grid chosen by CV (default 10,100,1000; --quick 10,100)")
+    parser.add_argument("--min-window-area", default="0,0.1,0.2", metavar="A[,A...]",
+                        help="ignore windows smaller than this share of the image area (the whole image is "
+                             "always kept), in training and detection; a grid is chosen with C (default "
+                             "0,0.1,0.2; --quick 0,0.1)")
+    parser.add_argument("--select", choices=("detection", "image"), default="detection",
+                        help="validation score of the latent models' hyper-parameters: 'detection' AP "
+                             "(the validation fold's boxes are read) or 'image'-level AP (image labels "
+                             "only); default detection")
+    parser.add_argument("--C", help="C, or a comma-separated grid chosen by CV (default 100,1000 with cnn, "
+                                    "10,100,1000 with hog; --quick 10,100)")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
@@ -122,8 +128,13 @@ def parse_args(argv=None):
         parser.error("--resume needs --out (the folder holding the checkpoints)")
     check_window_options(parser, args)
     args.max_cccp_iter = args.max_cccp_iter or (3 if args.quick else 8)
-    args.C = _grid(parser, "--C", args.C or ("10,100" if args.quick else "10,100,1000"))
+    args.C = _grid(parser, "--C", args.C or ("10,100" if args.quick else "100,1000" if args.features == "cnn"
+                                             else "10,100,1000"))
     args.geometry_scale = _grid(parser, "--geometry-scale", args.geometry_scale)
+    args.min_window_area = _grid(parser, "--min-window-area", "0,0.1" if args.quick and
+                                 args.min_window_area == "0,0.1,0.2" else args.min_window_area)
+    if not all(0.0 <= a < 1.0 for a in args.min_window_area):
+        parser.error(f"--min-window-area values must lie in [0, 1), got {args.min_window_area}")
     if min(args.C) <= 0 or args.cv_folds < 2:
         parser.error("--C values must be positive and --cv-folds at least 2")
     if not all(np.isfinite(g) and g >= 0 for g in args.geometry_scale):
@@ -195,7 +206,7 @@ def compute_windows(dataset, args, work, tag):
                 dataset.image_paths[start:start + batch], image_ids=ids[start:start + batch],
                 cache_dir=work / "windows", n_jobs=args.n_jobs, mode="fast",
                 working_size=args.working_size, max_windows=args.max_windows,
-                min_area=args.min_window_area, seed=args.seed)
+                seed=args.seed)
             bar.update(min(batch, len(ids) - start))
     return ids, windows
 
@@ -259,30 +270,54 @@ def gt_box_store(dataset, args, work, tag):
     return store, np.asarray(images, dtype=np.int64), store_geometry(store)
 
 
-def bags(split, scale, images, whole=False):
-    """Window features (a lazy :class:`FeatureView`, ``scale`` x geometry appended) and offsets of
-    some images of a split; ``whole=True``: only each image's whole-image window (row 0 of its bag)."""
-    offsets = split.store.offsets
-    if whole:
-        return view(split.store.features, split.geometry, scale, offsets[:-1][images]), np.arange(len(images) + 1)
-    rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in images])
-    sizes = np.diff(offsets)[images]
-    return view(split.store.features, split.geometry, scale, rows), np.concatenate(([0], np.cumsum(sizes)))
+class Setting(NamedTuple):
+    """Hyper-parameters of one detector: C, the geometry scale, the minimum window area."""
+
+    C: float
+    scale: float
+    min_area: float
+
+    def label(self):
+        return f"C={self.C:g} g={self.scale:g} a={self.min_area:g}"
 
 
 class Split:
-    """A split's dataset, window store and the windows' geometry (and, for training, its ground-truth
-    boxes' store)."""
+    """A split's dataset, window store, the windows' geometry and relative areas (and, for
+    training, its ground-truth boxes' store)."""
 
     def __init__(self, dataset, store, gt=None):
         self.dataset = dataset
         self.store = store
         self.geometry = store_geometry(store)
+        self.areas = self.geometry[:, 0] ** 2  # the first geometry column is sqrt(relative area)
         self.gt = gt
 
 
-def _grid_points(args):
-    return [(C, g) for g in args.geometry_scale for C in args.C]
+def window_rows(split, images, min_area=0.0):
+    """Rows of the windows of ``images`` (the whole image and the windows of at least ``min_area``
+    of the image area), with the offsets of their bags."""
+    offsets = split.store.offsets
+    rows = [np.arange(offsets[i], offsets[i + 1]) for i in images]
+    if min_area > 0:
+        rows = [r[(split.areas[r] >= min_area) | (r == r[0])] for r in rows]
+    return np.concatenate(rows), np.concatenate(([0], np.cumsum([r.size for r in rows])))
+
+
+def bags(split, setting, images, whole=False):
+    """Window features (a lazy :class:`FeatureView`: the setting's geometry scale appended, its
+    small windows left out) and bag offsets of some images of a split; ``whole=True``: only each
+    image's whole-image window (row 0 of its bag)."""
+    if whole:
+        rows, offsets = split.store.offsets[:-1][images], np.arange(len(images) + 1)
+    else:
+        rows, offsets = window_rows(split, images, setting.min_area)
+    return view(split.store.features, split.geometry, setting.scale, rows), offsets
+
+
+def grid(args, min_areas=True):
+    """The hyper-parameter grid (``min_areas=False``: minimum area 0 only)."""
+    return [Setting(C, g, a) for a in (args.min_window_area if min_areas else [0.0])
+            for g in args.geometry_scale for C in args.C]
 
 
 def _folds(y, args):
@@ -292,41 +327,40 @@ def _folds(y, args):
 
 
 def _best(scores):
-    """The grid point of the best score (ties: the smaller geometry scale, then the smaller C)."""
-    return max(scores, key=lambda p: (scores[p], -p[1], -p[0]))
+    """The setting of the best score (ties: the smaller area, geometry scale, then C)."""
+    return max(scores, key=lambda p: (scores[p], -p.min_area, -p.scale, -p.C))
 
 
-def choose_latent(spec, split, images, y, args, whole=False):
-    """(C, geometry scale) of the grid with the best cross-validated *image-level* AP.
-
-    Only image labels of the training images are used (weak supervision: no boxes); folds are
-    stratified and seeded. Returns the chosen point and the mean validation AP of every point
-    (empty without a grid).
-    """
-    from ssvm import LatentRankSVM
+def select(name, split, images, y, args, points, fit, score_by="detection"):
+    """The setting of ``points`` with the best ``--cv-folds``-fold validation score on the training
+    images ``images`` (labels ``y``): ``fit(setting, fit_images, y_fit) -> (coef, intercept)``
+    trains a model; it is scored on the validation images by detection AP (the validation fold's
+    boxes) or by image-level AP (its image labels). Returns the setting and the score per setting
+    (empty for a single setting)."""
     from ssvm.metrics import mean_average_precision
 
-    grid = _grid_points(args)
-    if len(grid) == 1:
-        return grid[0], {}
+    if len(points) == 1:
+        return points[0], {}
     if min(int(y.sum()), int((~y).sum())) < args.cv_folds:
-        logger.warning("too few positive or negative images for %d-fold CV: (C, geometry) = %s",
-                       args.cv_folds, grid[0])
-        return grid[0], {}
+        logger.warning("%s: too few positive or negative images for %d-fold CV: %s", name, args.cv_folds,
+                       points[0].label())
+        return points[0], {}
+    folds = _folds(y, args)
     scores = {}
-    for C, g in grid:
-        aps = []
-        for fit, val in _folds(y, args):
-            with _warnings_as_log():
-                X, offsets = bags(split, g, images[fit], whole)
-                model = LatentRankSVM(C=C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
-                                      **spec).fit(X, y[fit], offsets=offsets)
-            aps.append(mean_average_precision(y[val], model.decision_function(*bags(split, g, images[val], whole))))
-        scores[(C, g)] = float(np.mean(aps))
+    for setting in points:
+        values = []
+        for fit_part, val_part in folds:
+            coef, intercept = fit(setting, images[fit_part], y[fit_part])
+            dets = window_detections(coef, intercept, split, setting, images[val_part])
+            if score_by == "detection":
+                values.append(evaluate_scores(dets, split.dataset, name, images[val_part])[0])
+            else:
+                values.append(mean_average_precision(y[val_part], np.array([s.max() for _, s in dets])))
+        scores[setting] = float(np.mean(values))
     return _best(scores), scores
 
 
-def supervised_set(name, split, images, overlap, scale):
+def supervised_set(name, split, images, overlap, setting):
     """Training rows of the fully supervised bound: the non-difficult boxes of class ``name`` in
     ``images`` (positives) and their windows with IoU < 0.3 with every box of the class (negatives)."""
     gt_store, gt_images, gt_geometry = split.gt
@@ -337,21 +371,21 @@ def supervised_set(name, split, images, overlap, scale):
         if i in chosen:
             positive += [gt_store.offsets[bag] + k for k, (c, hard) in
                          enumerate(zip(ds.box_classes[i], ds.difficult[i])) if c == name and not hard]
-    offsets = split.store.offsets
-    rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in images])
+    rows, _ = window_rows(split, images, setting.min_area)
     negative = rows[overlap[rows] < 0.3]
-    X = np.vstack([view(gt_store.features, gt_geometry, scale, positive)[:],
-                   view(split.store.features, split.geometry, scale, negative)[:]]).astype(np.float64)
+    X = np.vstack([view(gt_store.features, gt_geometry, setting.scale, positive)[:],
+                   view(split.store.features, split.geometry, setting.scale, negative)[:]]).astype(np.float64)
     return X, np.r_[np.ones(len(positive), dtype=bool), np.zeros(negative.size, dtype=bool)]
 
 
-def window_detections(coef, intercept, split, scale, images=None):
-    """Per image (all, or ``images``) of a split, its windows scored by a linear model, after NMS."""
+def window_detections(coef, intercept, split, setting, images=None, whole=False):
+    """Per image (all, or ``images``) of a split, its windows scored by a linear model, after NMS
+    (``whole=True``: each image's whole-image window only)."""
     from ssvm.detection import nms_per_image
     from ssvm.detection.store import chunked_scores
 
     images = np.arange(split.store.n_images) if images is None else images
-    features, offsets = bags(split, scale, images)
+    features, offsets = bags(split, setting, images, whole)
     scores = chunked_scores(features, coef, intercept, chunk_rows=65536)
     return nms_per_image(scores, split.store.boxes[features.rows], offsets, iou_threshold=0.3)
 
@@ -360,90 +394,95 @@ def train_supervised(name, split, images, y, args):
     """The fully supervised upper bound: RankSVM(loss="zero_one") and RankSVM(loss="ap") on the
     ground-truth boxes vs windows overlapping no box of the class (IoU < 0.3).
 
-    (C, geometry scale) is chosen by ``--cv-folds``-fold validation *detection* AP over the
-    training images (boxes are this bound's supervision). Returns per model the fitted weights
-    (coef, intercept, scale), the fit seconds, and the chosen point with its validation scores.
+    The setting (minimum area 0) is chosen by validation *detection* AP over the training images
+    (boxes are this bound's supervision). Returns per model the fitted (coef, intercept, setting),
+    the final fit's seconds, and the chosen setting with its validation scores.
     """
     from ssvm import RankSVM
 
     overlap = max_iou(split.store, split.dataset, name)
-    folds = _folds(y, args)
     models, seconds, chosen = {}, {}, {}
     for key, loss in (("supervised_zero_one", "zero_one"), ("supervised_ap_svm", "ap")):
-        scores = {}
-        for C, g in _grid_points(args):
-            if len(_grid_points(args)) == 1:
-                break
-            aps = []
-            for fit, val in folds:
-                with _warnings_as_log():
-                    model = RankSVM(loss=loss, C=C).fit(*supervised_set(name, split, images[fit], overlap, g))
-                dets = window_detections(model.coef_[0], model.intercept_[0], split, g, images[val])
-                aps.append(evaluate_scores(dets, split.dataset, name, images[val])[0])
-            scores[(C, g)] = float(np.mean(aps))
-        C, g = _best(scores) if scores else _grid_points(args)[0]
+        def fit(setting, fit_images, _, loss=loss):
+            with _warnings_as_log():
+                model = RankSVM(loss=loss, C=setting.C).fit(*supervised_set(name, split, fit_images, overlap,
+                                                                            setting))
+            return model.coef_[0], float(model.intercept_[0])
+
+        setting, scores = select(name, split, images, y, args, grid(args, min_areas=False), fit)
         tic = time.perf_counter()
-        with _warnings_as_log():
-            model = RankSVM(loss=loss, C=C).fit(*supervised_set(name, split, images, overlap, g))
+        models[key] = (*fit(setting, images, y), setting)
         seconds[key] = time.perf_counter() - tic
-        models[key] = (model.coef_[0], float(model.intercept_[0]), g)
-        chosen[key] = _chosen(C, g, scores, "cv_detection_ap")
-        logger.info("%s %s: C=%g, geometry x%g, %d solver iterations, %.1fs", name, key, C, g, model.n_iter_,
-                    seconds[key])
+        chosen[key] = _chosen(setting, scores, "detection")
+        logger.info("%s %s: %s, %.1fs", name, key, setting.label(), seconds[key])
     return models, seconds, chosen
 
 
-def _chosen(C, g, scores, label):
-    return {"C": C, "geometry_scale": g,
-            label: [{"C": c, "geometry_scale": s, "score": v} for (c, s), v in scores.items()]}
+def _chosen(setting, scores, score_by):
+    return {**setting._asdict(), "validation": score_by,
+            "scores": [{**p._asdict(), "score": v} for p, v in scores.items()]}
+
+
+LATENT_SPECS = {
+    "latent_ap_svm": {"loss": "ap", "oracle": "qs"},
+    "latent_ap_svm_yue": {"loss": "ap", "oracle": "yue"},
+    "latent_zero_one": {"loss": "zero_one"},
+    "whole_image": {"loss": "ap", "oracle": "qs"},
+}
 
 
 def train_class(name, y, split, args, work, keep):
     """Fit the latent detectors (with the Yue-oracle twin of the latent AP-SVM), the whole-image
     baseline and the supervised bound for one class.
 
-    Only the images in the boolean mask ``keep`` are used.  Returns the fitted models (latent ones as
-    :class:`ssvm.LatentRankSVM` with their geometry scale; every model as (coef, intercept, scale)),
-    the seconds of each final fit, the seconds spent choosing hyper-parameters, and the chosen
-    points with their validation scores per model.
+    Only the images in the boolean mask ``keep`` are used.  Returns the models as (coef,
+    intercept, setting), the latent ones as fitted :class:`ssvm.LatentRankSVM`, the seconds of each
+    final fit, the seconds spent choosing hyper-parameters, and the chosen settings with their
+    validation scores per model.
     """
     from ssvm import LatentRankSVM
 
-    checkpoints = work / "checkpoints"
-    specs = {
-        "latent_ap_svm": dict(loss="ap", oracle="qs", negatives=args.negatives),
-        "latent_ap_svm_yue": dict(loss="ap", oracle="yue", negatives=args.negatives),
-        "latent_zero_one": dict(loss="zero_one", negatives=args.negatives),
-        "whole_image": dict(loss="ap", oracle="qs"),
-    }
     images = np.flatnonzero(keep)
     y = y[images]
+
+    def latent_model(key, setting, checkpoint=None):
+        negatives = {} if key == "whole_image" else {"negatives": args.negatives}
+        return LatentRankSVM(C=setting.C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
+                             checkpoint=checkpoint, **LATENT_SPECS[key], **negatives)
+
+    def fitter(key):
+        def fit(setting, fit_images, y_fit):
+            X, offsets = bags(split, setting, fit_images, whole=key == "whole_image")
+            with _warnings_as_log():
+                model = latent_model(key, setting).fit(X, y_fit, offsets=offsets)
+            return model.coef_, model.intercept_
+        return fit
+
     tic = time.perf_counter()
-    selection = {key: choose_latent(specs[key], split, images, y, args, whole=key == "whole_image")
-                 for key in LATENT_MODELS}
+    selection = {key: select(name, split, images, y, args, grid(args, min_areas=key != "whole_image"),
+                             fitter(key), args.select) for key in LATENT_MODELS}
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
     selection_seconds = time.perf_counter() - tic
     models, latent, seconds = {}, {}, {}
-    for key, spec in specs.items():
-        (C, g), _ = selection[key]
-        model = LatentRankSVM(C=C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
-                              checkpoint=checkpoints / f"{name}-{key}-g{g:g}.npz", **spec)
+    for key in LATENT_SPECS:
+        setting = selection[key][0]
+        tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}"
+        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz")
+        X, offsets = bags(split, setting, images, whole=key == "whole_image")
         tic = time.perf_counter()
         with _warnings_as_log():
-            X, offsets = bags(split, g, images, whole=key == "whole_image")
             model.fit(X, y, offsets=offsets, resume=args.resume)
         seconds[key] = time.perf_counter() - tic
         latent[key] = model
-        models[key] = (model.coef_, model.intercept_, g)
-        logger.info("%s %s: C=%g, geometry x%g, %d CCCP steps, J %.4g -> %.4g, LAI %.3fs, %.1fs", name, key,
-                    C, g, model.n_iter_, model.history_[0], model.history_[-1], model.lai_seconds_, seconds[key])
+        models[key] = (model.coef_, model.intercept_, setting)
+        logger.info("%s %s: %s, %d CCCP steps, J %.4g -> %.4g, LAI %.3fs, %.1fs", name, key, setting.label(),
+                    model.n_iter_, model.history_[0], model.history_[-1], model.lai_seconds_, seconds[key])
     gap = float(np.max(np.abs(latent["latent_ap_svm"].coef_ - latent["latent_ap_svm_yue"].coef_)))
     logger.info("%s: max |w_qs - w_yue| = %.3g (both oracles are exact)", name, gap)
-    chosen = {key: _chosen(*selection[key][0], selection[key][1], "cv_image_ap") for key in LATENT_MODELS}
+    chosen = {key: _chosen(*selection[key], args.select) for key in LATENT_MODELS}
     tic = time.perf_counter()
     supervised, supervised_seconds, supervised_chosen = train_supervised(name, split, images, y, args)
-    total = time.perf_counter() - tic
-    selection_seconds += total - sum(supervised_seconds.values())
+    selection_seconds += time.perf_counter() - tic - sum(supervised_seconds.values())
     models.update(supervised)
     seconds.update(supervised_seconds)
     chosen.update(supervised_chosen)
@@ -463,19 +502,8 @@ def _warnings_as_log():
 def class_detections(models, split):
     """Per model, the detections of every image of a split (NMS at IoU 0.3; the whole-image
     baseline: each image's whole-image window)."""
-    from ssvm.detection.store import chunked_scores
-
-    images = np.arange(split.store.n_images)
-    detections = {}
-    for key, (coef, intercept, g) in models.items():
-        if key == "whole_image":
-            features, _ = bags(split, g, images, whole=True)
-            scores = chunked_scores(features, coef, intercept, chunk_rows=65536)
-            rows = split.store.offsets[:-1]
-            detections[key] = [(split.store.boxes[r][None, :], scores[i:i + 1]) for i, r in enumerate(rows)]
-        else:
-            detections[key] = window_detections(coef, intercept, split, g)
-    return detections
+    return {key: window_detections(coef, intercept, split, setting, whole=key == "whole_image")
+            for key, (coef, intercept, setting) in models.items()}
 
 
 def evaluate_class(name, models, test):
@@ -621,28 +649,29 @@ def run(args):
                   if v["supervised_ap_svm"] > 0 else float("nan")} for name, v in results.items()}
     data_name = {"detection_mini": "detection_mini (bundled)",
                  "scenes": "synthetic scenes (skimage cat/cup/face)"}.get(args.data, args.data)
-    grid = " x ".join(filter(None, [f"C in {args.C}" if len(args.C) > 1 else "",
-                                    f"geometry in {args.geometry_scale}" if len(args.geometry_scale) > 1 else ""]))
+    ranges = " x ".join(f"{label} in {values}" for label, values in
+                        (("C", args.C), ("geometry", args.geometry_scale), ("min area", args.min_window_area))
+                        if len(values) > 1)
     tables = [
         ap_table(results, f"Test detection AP (VOC area rule, IoU>=0.5) on {data_name}; {args.features} "
-                          f"features, {args.max_windows} windows/image, min area {args.min_window_area:g}, "
-                          f"negatives={args.negatives}"),
+                          f"features, <= {args.max_windows} windows/image, negatives={args.negatives}"),
         ap_table(results_11, "Test detection AP (VOC 2007 11-point rule, IoU>=0.5)"),
         ap_table(results_image, "Test image-level AP (images ranked by their best window: recognition "
                                 "without localisation)"),
         ap_table(corloc, "Training CorLoc (positive training images whose best-scoring window has IoU>=0.5 "
-                         "with a box; boxes read only for this report, and to train the supervised bound)"),
+                         "with a box)"),
         ap_table(window_area, "Median area of that window / image area (training positives)"),
         ap_table(recall, "Proposal recall (non-difficult boxes with a window at IoU>=0.5: the ceiling of "
                          "CorLoc and of detection recall)", columns=("train", "test")),
         ap_table(gap, "Weak vs full supervision: test detection AP (area rule) of the latent AP-SVM and of "
                       "the AP-SVM trained on the boxes", columns=tuple(next(iter(gap.values())))),
-        format_table([{"class": name, **{key: f"{chosen[name][key]['C']:g} / {chosen[name][key]['geometry_scale']:g}"
-                                         for key in MODELS}} for name in chosen],
-                     ["class", *MODELS],
-                     title=(f"C / geometry scale chosen by {args.cv_folds}-fold CV on the training images over "
-                            f"{grid} (latent and whole-image: image-level AP; supervised: detection AP)"
-                            if grid else f"C fixed at {args.C[0]:g}, geometry x{args.geometry_scale[0]:g}")),
+        format_table([{"class": name, **{key: f"{chosen[name][key]['C']:g} / {chosen[name][key]['scale']:g} / "
+                                              f"{chosen[name][key]['min_area']:g}" for key in MODELS}}
+                      for name in chosen], ["class", *MODELS],
+                     title=(f"C / geometry scale / min window area chosen by {args.cv_folds}-fold CV on the "
+                            f"training images over {ranges} (latent and whole-image: validation "
+                            f"{'detection AP' if args.select == 'detection' else 'image-level AP'}; "
+                            "supervised: detection AP, min area 0)" if ranges else "fixed settings")),
         format_table([{"oracle": oracle, "total LAI seconds": seconds, "calls": lai_calls[oracle],
                        "ms per call": 1e3 * seconds / max(lai_calls[oracle], 1)} for oracle, seconds in lai.items()],
                      title="Loss-augmented inference time of latent AP-SVM training, all classes "
