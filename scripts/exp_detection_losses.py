@@ -59,7 +59,6 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, help="passes over the training windows (default 8; --quick 2)")
     parser.add_argument("--lrs", help="SGD learning rates chosen on validation (default 0.01,0.1,1; --quick 0.1)")
     parser.add_argument("--epsilon", type=float, default=0.1, help="epsilon of pos-AP (default 0.1)")
-    parser.add_argument("--threads", type=int, default=1, help="torch / BLAS threads (default 1)")
     args = setup(parser, argv)
     if args.plot:
         parser.error("this script draws no figure")

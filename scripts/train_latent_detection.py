@@ -1,15 +1,20 @@
 """Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, DESIGN.md §4).
 
 Each image is a bag of selective-search windows (``ssvm.detection.selective_search_many``, fast
-mode, on a shrunk working copy, capped per image, row 0 = the whole image) described by the
-default HOG + HSV-histogram features in a memory-mapped ``WindowStore``; only image-level labels
-(class present or not) are used for training. Per class, three detectors are trained on the same
-windows and features and evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on
-the test split after non-maximum suppression (IoU 0.3):
+mode, on a shrunk working copy, capped per image, row 0 = the whole image) described by window
+features in a memory-mapped ``WindowStore``: ``--features cnn`` (the default when the ``cnn`` extra
+imports: EfficientNet-Lite0 stage 5 RoIAligned into 4 x 4 cells, ``ssvm.detection.CnnFeatures``)
+or ``--features hog`` (HOG + HSV histograms). Only image-level labels (class present or not) train
+the weakly supervised detectors. Per class, the detectors below use the same windows and features
+and are evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on the test split
+after non-maximum suppression (IoU 0.3):
 
-* ``latent_ap_svm``   LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed;
-* ``latent_zero_one`` LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
-* ``whole_image``     the non-latent baseline: the whole image is the only window (train and test).
+* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed;
+* ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
+* ``whole_image``         the non-latent baseline: the whole image is the only window;
+* ``supervised_zero_one`` and ``supervised_ap_svm``: the fully supervised upper bound,
+  RankSVM(loss="zero_one") and RankSVM(loss="ap") trained on the ground-truth boxes of the
+  training images (positives) against all their windows with IoU < 0.3 with every box of the class.
 
 Negative images enter as all their windows (``--negatives all``, the paper's set-up, where the
 number of negatives is large and the O(N log P) QS oracle matters) or as their best window
@@ -18,22 +23,24 @@ oracle (both exact: same model), and the total loss-augmented-inference time of 
 (the paper: 0.52 s vs 7.6 s on VOC 2007 with 4096-d CNN features).
 
 Localisation priors (weak supervision allows priors, not boxes). With appearance features alone,
-CCCP tends to impute small discriminative patches rather than whole objects, so by default (a)
-windows covering less than ``--min-window-area`` (5%) of the image are dropped before the
-per-image cap (the whole image is always kept), and (b) φ gets the window's geometry relative to
-its image (√area, area, log aspect, centre; ``--geometry-scale`` 3, 0 = off) so the linear scorer
-can learn a size preference. Both apply to all three detectors alike (same windows, same
-features). Setting both to 0 gives the appearance-only set-up. The defaults were picked by
-comparing the test AP of the two set-ups on detection_mini (the only box-labelled data here), so
-treat them as a prior to re-check on other data, not a tuned result. Measured results are in the
-documentation's results pages (``docs/results/latent_detection.md``), not here.
+CCCP tends to impute small discriminative patches rather than whole objects. Two priors are
+hyper-parameters: windows smaller than ``--min-window-area`` of the image are ignored (in training
+and detection; the whole image is always kept), and φ may get the window's geometry relative to
+its image (√area, area, log aspect, centre) times ``--geometry-scale`` (0 = off), so the linear
+scorer can learn a size preference. The store holds appearance features only; both priors are
+applied when the windows are read.
 
-C is chosen per class and per model from a grid (``--C``, default 10,100,1000) by stratified
-2-fold cross-validation on the *training* images, scored by image-level AP (the best window's score
-ranks the images): only image labels are used, as weak supervision allows; the Yue twin reuses the
-QS model's C. A single ``--C`` value fixes C (no CV). Model selection time is reported apart from
-training time, and the LAI totals count only the final fits.
-Tables report the area AP (VOC 2010+ rule) and the VOC 2007 11-point AP.
+Every hyper-parameter — C, geometry scale, minimum area — is chosen per class and per model from
+its grid by stratified ``--cv-folds``-fold cross-validation on the *training* images (the test
+split is never used for a choice). The latent models are scored by the validation images'
+detection AP (``--select detection``, the default: the boxes of the validation fold are read to
+compare the settings, never to fit a model) or by their image-level AP (``--select image``: image
+labels only, the best window's score ranks the images); the supervised bound by detection AP
+(minimum area 0). The Yue twin reuses the QS model's setting. Model selection time is reported
+apart from training time, and the LAI totals count only the final fits. Tables report the area
+AP (VOC 2010+ rule), the VOC 2007 11-point AP, image-level AP, training CorLoc and the proposal
+recall (the share of boxes with a window at IoU >= 0.5). Measured results are in the
+documentation's results pages (``docs/results/latent_detection.md``), not here.
 
 Data (``--data``): by default ``detection_mini``, the real detection set bundled with ssvm
 (``ssvm.datasets.detection_mini_path()``: 349 photos, five classes); ``--data scenes`` composes
@@ -85,6 +92,9 @@ def add_window_options(parser):
                         help="windows per image (default 500 with cnn, 150 with hog; --quick 20)")
     parser.add_argument("--working-size", type=int, help="selective-search image side (default 256; --quick 128)")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers for windows and features")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads of this process (default 1: on a busy machine torch's threads "
+                             "wait for each other; use --n-jobs for parallel features)")
     parser.add_argument("--max-images", type=int, help="use only the first N images of each split (trials)")
 
 
@@ -562,6 +572,10 @@ def warm_up_oracles():
 def prepare(args, work, stage):
     """The train and test :class:`Split` of ``--data``: windows, feature stores (and the training
     boxes' features), timed into ``stage``."""
+    if args.features == "cnn":
+        import torch
+
+        torch.set_num_threads(args.threads)
     train, test = load_splits(args, work)
     tic = time.perf_counter()
     train_ids, train_windows = compute_windows(train, args, work, "train")
