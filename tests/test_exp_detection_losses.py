@@ -15,12 +15,11 @@ pytest.importorskip("cv2", reason="the detection extra (opencv-contrib) is not i
 pytest.importorskip("torch", reason="the torch extra is not installed")
 
 
-def _module():
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import exp_detection_losses
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+@pytest.fixture
+def module(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    import exp_detection_losses
+
     return exp_detection_losses
 
 
@@ -44,8 +43,7 @@ def test_quick_run_writes_the_json(tmp_path):
     assert "Song et al." in proc.stdout
 
 
-def test_stratified_batches_cover_every_row_once_with_a_positive_each():
-    module = _module()
+def test_stratified_batches_cover_every_row_once_with_a_positive_each(module):
     rng = np.random.default_rng(0)
     for labels in (np.r_[np.ones(7), np.zeros(993)].astype(int), np.r_[np.ones(300), np.zeros(5)].astype(int),
                    np.r_[1, np.zeros(40)].astype(int)):
@@ -59,6 +57,6 @@ def test_stratified_batches_cover_every_row_once_with_a_positive_each():
 
 @pytest.mark.parametrize("argv", [["--noise", "1"], ["--noise", "x"], ["--lrs", "0"], ["--hidden", "-1"],
                                   ["--batch", "1"], ["--epsilon", "0"]])
-def test_bad_options(argv):
+def test_bad_options(module, argv):
     with pytest.raises(SystemExit):
-        _module().parse_args([*argv, "--features", "hog"])
+        module.parse_args([*argv, "--features", "hog"])
