@@ -128,8 +128,11 @@ def parse_args(argv=None):
                         help="validation score of the latent models' hyper-parameters: 'detection' AP "
                              "(the validation fold's boxes are read) or 'image'-level AP (image labels "
                              "only); default detection")
-    parser.add_argument("--C", help="C, or a comma-separated grid chosen by CV (default 100,1000 with cnn, "
-                                    "10,100,1000 with hog; --quick 10,100)")
+    parser.add_argument("--C", help="C of the AP-SVMs, or a comma-separated grid chosen by CV (default 100,1000 "
+                                    "with cnn, 10,100,1000 with hog; --quick 10,100)")
+    parser.add_argument("--C-zero-one", help="C grid of the 0-1 SVMs, whose hinge is a mean over the windows "
+                                             "(RankSVM(loss='zero_one', C) is LinearSVC(C / n)): default "
+                                             "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
@@ -140,13 +143,15 @@ def parse_args(argv=None):
     args.max_cccp_iter = args.max_cccp_iter or (3 if args.quick else 8)
     args.C = _grid(parser, "--C", args.C or ("10,100" if args.quick else "100,1000" if args.features == "cnn"
                                              else "10,100,1000"))
+    args.C_zero_one = _grid(parser, "--C-zero-one", args.C_zero_one or (
+        "100,1000" if args.quick else "10000,100000" if args.features == "cnn" else "1000,10000,100000"))
     args.geometry_scale = _grid(parser, "--geometry-scale", args.geometry_scale)
     args.min_window_area = _grid(parser, "--min-window-area", "0,0.1" if args.quick and
                                  args.min_window_area == "0,0.1,0.2" else args.min_window_area)
     if not all(0.0 <= a < 1.0 for a in args.min_window_area):
         parser.error(f"--min-window-area values must lie in [0, 1), got {args.min_window_area}")
-    if min(args.C) <= 0 or args.cv_folds < 2:
-        parser.error("--C values must be positive and --cv-folds at least 2")
+    if min(args.C + args.C_zero_one) <= 0 or args.cv_folds < 2:
+        parser.error("--C and --C-zero-one values must be positive and --cv-folds at least 2")
     if not all(np.isfinite(g) and g >= 0 for g in args.geometry_scale):
         parser.error(f"--geometry-scale values must be >= 0, got {args.geometry_scale}")
     return args
@@ -324,10 +329,11 @@ def bags(split, setting, images, whole=False):
     return view(split.store.features, split.geometry, setting.scale, rows), offsets
 
 
-def grid(args, min_areas=True):
-    """The hyper-parameter grid (``min_areas=False``: minimum area 0 only)."""
+def grid(args, min_areas=True, zero_one=False):
+    """The hyper-parameter grid (``min_areas=False``: minimum area 0 only; ``zero_one``: the C grid
+    of the 0-1 SVMs)."""
     return [Setting(C, g, a) for a in (args.min_window_area if min_areas else [0.0])
-            for g in args.geometry_scale for C in args.C]
+            for g in args.geometry_scale for C in (args.C_zero_one if zero_one else args.C)]
 
 
 def _folds(y, args):
@@ -419,7 +425,7 @@ def train_supervised(name, split, images, y, args):
                                                                             setting))
             return model.coef_[0], float(model.intercept_[0])
 
-        setting, scores = select(name, split, images, y, args, grid(args, min_areas=False), fit)
+        setting, scores = select(name, split, images, y, args, grid(args, False, loss == "zero_one"), fit)
         tic = time.perf_counter()
         models[key] = (*fit(setting, images, y), setting)
         seconds[key] = time.perf_counter() - tic
@@ -469,7 +475,7 @@ def train_class(name, y, split, args, work, keep):
         return fit
 
     tic = time.perf_counter()
-    selection = {key: select(name, split, images, y, args, grid(args, min_areas=key != "whole_image"),
+    selection = {key: select(name, split, images, y, args, grid(args, key != "whole_image", key == "latent_zero_one"),
                              fitter(key), args.select) for key in LATENT_MODELS}
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
     selection_seconds = time.perf_counter() - tic
@@ -665,7 +671,7 @@ def run(args):
                  "scenes": "synthetic scenes (skimage cat/cup/face)"}.get(args.data, args.data)
     ranges = " x ".join(f"{label} in {values}" for label, values in
                         (("C", args.C), ("geometry", args.geometry_scale), ("min area", args.min_window_area))
-                        if len(values) > 1)
+                        if len(values) > 1) + f" (0-1 SVMs: C in {args.C_zero_one})"
     tables = [
         ap_table(results, f"Test detection AP (VOC area rule, IoU>=0.5) on {data_name}; {args.features} "
                           f"features, <= {args.max_windows} windows/image, negatives={args.negatives}"),
@@ -685,7 +691,7 @@ def run(args):
                      title=(f"C / geometry scale / min window area chosen by {args.cv_folds}-fold CV on the "
                             f"training images over {ranges} (latent and whole-image: validation "
                             f"{'detection AP' if args.select == 'detection' else 'image-level AP'}; "
-                            "supervised: detection AP, min area 0)" if ranges else "fixed settings")),
+                            "supervised: detection AP, min area 0)")),
         format_table([{"oracle": oracle, "total LAI seconds": seconds, "calls": lai_calls[oracle],
                        "ms per call": 1e3 * seconds / max(lai_calls[oracle], 1)} for oracle, seconds in lai.items()],
                      title="Loss-augmented inference time of latent AP-SVM training, all classes "
@@ -698,7 +704,7 @@ def run(args):
                "supervision_gap": gap, "lai_seconds": lai, "lai_calls": lai_calls,
                "stage_seconds": stage, "training_seconds": train_seconds, "chosen": chosen,
                "settings": {"data": data_name, "features": args.features, "max_windows": args.max_windows,
-                            "working_size": args.working_size, "C": args.C,
+                            "working_size": args.working_size, "C": args.C, "C_zero_one": args.C_zero_one,
                             "min_window_area": args.min_window_area,
                             "geometry_scale": args.geometry_scale, "negatives": args.negatives,
                             "max_cccp_iter": args.max_cccp_iter,
