@@ -459,7 +459,8 @@ def run(args):
                      title="Time per stage", floatfmt=".1f"),
     ]
     payload = {"classes": results, "classes_11point": results_11, "classes_image_ap": results_image,
-               "training_corloc": corloc, "training_window_area": window_area, "lai_seconds": lai, "lai_calls": lai_calls,
+               "training_corloc": corloc, "training_window_area": window_area, "lai_seconds": lai,
+               "lai_calls": lai_calls,
                "stage_seconds": stage, "training_seconds": train_seconds, "chosen_C": chosen,
                "settings": {"data": data_name, "max_windows": args.max_windows,
                             "working_size": args.working_size, "C": args.C,
