@@ -32,8 +32,14 @@ from sklearn.metrics import average_precision_score
 
 from ssvm import LatentRankSVM
 from ssvm.datasets import detection_mini_path, load_voc
-from ssvm.detection import (HogColorFeatures, WithGeometry, evaluate_detections, extract_features,
-                            read_image, selective_search_many)
+from ssvm.detection import (
+    HogColorFeatures,
+    WithGeometry,
+    evaluate_detections,
+    extract_features,
+    read_image,
+    selective_search_many,
+)
 
 root = detection_mini_path()
 train, test = load_voc(root, "train"), load_voc(root, "test")

@@ -21,10 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+import _common
 import numpy as np
 import torch
-
-import _common
 from _common import format_table, logger
 from _deep import limit_threads, make_loss, mlp
 

@@ -27,9 +27,8 @@ import logging
 import sys
 import time
 
-import numpy as np
-
 import _common
+import numpy as np
 
 from ssvm.losses import get_oracle
 
@@ -260,7 +259,8 @@ def batched(repeat, seed, quick):
         cells = []
         for name, (scores, y, starts, ends) in layouts.items():
             ms = time_call(f.batch, (scores, y, starts, ends), repeat, 10.0)
-            loop = time_call(lambda: [f(scores[a:b], y[a:b]) for a, b in zip(starts, ends)], (), repeat, 10.0)
+            loop = time_call(lambda: [f(scores[a:b], y[a:b]) for a, b in zip(starts, ends)], (),  # noqa: B023 (timed now)
+                             repeat, 10.0)
             records.append(dict(layout=name, loss=loss, oracle=oracle, queries=int(starts.size), ms=ms, loop_ms=loop))
             cells.append(f"{ms:.3g} ({loop / ms:.2g}×)")
         print(f"{loss + ' / ' + oracle:<20}" + "".join(f"{c:>34}" for c in cells))

@@ -35,9 +35,8 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 import _common
+import numpy as np
 from _common import format_table, logger
 
 ROOT = str(Path(__file__).resolve().parents[1])

@@ -15,8 +15,8 @@ sparse features, relevance > 0 relevant).
   -- on the same data, N <= 10^5.
 From N = 10^6 on (``--large``) only the cutting plane runs (``--large-solvers``), with a longer
 budget (``--large-budget``): on 2 cores the other solvers, as costly per iteration and needing more
-iterations, would only hit the budget. Times are medians of ``--repeats`` runs (one run at N >= 10^6, or when a run took longer than
-``--repeat-below`` seconds; the "runs" column says how many).
+iterations, would only hit the budget. Times are medians of ``--repeats`` runs (one run at N >= 10^6,
+or when a run took longer than ``--repeat-below`` seconds; the "runs" column says how many).
 
 Targets checked at the end: AP-SVM with the cutting plane within 2x LinearSVC's time at
 N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
@@ -28,9 +28,8 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 import _common
+import numpy as np
 from _common import format_table, logger
 
 from ssvm.datasets import load_letor_sample
@@ -140,7 +139,7 @@ def bench_data(name, X, y, qid, args, repeats, solvers, budget):
     svc_seconds = float(np.median([s for s, _ in svc_runs]))
     for loss in args.losses:
         for solver in solvers:
-            runs = repeat(lambda: solve(X, relevant, queries, loss, solver, args, budget), repeats,
+            runs = repeat(lambda: solve(X, relevant, queries, loss, solver, args, budget), repeats,  # noqa: B023
                           stop=lambda run: run[2] or run[0] > args.repeat_below)
             seconds = float(np.median([s for s, _, _ in runs]))
             _, result, stopped = runs[-1]

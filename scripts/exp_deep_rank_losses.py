@@ -15,7 +15,8 @@ Parts (``--parts``, default all):
   max-pool, 64, 10 scores) on scikit-learn's digits, one-vs-rest (every class's scores one query),
   stratified 70/30 split; x-ent is softmax cross-entropy.
 * ``letor``: an MLP ranker (300 -> 64 -> 64 -> 1, quantile-normalised features) on the bundled LETOR
-  sample (``ssvm.datasets.load_letor_sample``; ``--data DIR`` for other files) with query ids, next to LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
+  sample (``ssvm.datasets.load_letor_sample``; ``--data DIR`` for other files) with query ids, next to
+  LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
   relevance > 0 is relevant for every model.
 * ``timing``: the share of a training step spent in the loss with each exact oracle for the hinge
   (QS vs Yue / Chakrabarti / search / the DP), on the three data sets above: the QS paper's
@@ -34,10 +35,9 @@ import sys
 import time
 from pathlib import Path
 
+import _common
 import numpy as np
 import torch
-
-import _common
 from _common import format_table, logger
 from _deep import METHODS, limit_threads, make_loss, mlp, train, uses_epsilon
 from exp_label_noise import flip_labels, sample_song
@@ -109,7 +109,7 @@ def song_part(args, sizes):
             net = mlp([10, width, width, width, 1])
             loss = make_loss(method, eps or 0.1)
             start = time.perf_counter()
-            run = train(net, X, lambda out: loss(out[:, 0], y), iterations=iterations, lr=lr,
+            run = train(net, X, lambda out: loss(out[:, 0], y), iterations=iterations, lr=lr,  # noqa: B023
                         checkpoints=checkpoints,
                         evaluate=lambda m: ranking_metrics(m(X_test)[:, 0].numpy(), y_test.numpy()))
             seconds = time.perf_counter() - start
@@ -154,7 +154,8 @@ def noise_part(args, sizes):
                     torch.manual_seed(seed)
                     net = mlp([10, width, width, width, 1])
                     loss = make_loss(method, eps or 0.1)
-                    run = train(net, X[fit], lambda out: loss(out[:, 0], noisy[fit]), iterations=iterations, lr=lr)
+                    run = train(net, X[fit], lambda out: loss(out[:, 0], noisy[fit]),  # noqa: B023
+                                iterations=iterations, lr=lr)
                     if run.diverged:
                         continue
                     with torch.no_grad():
@@ -364,6 +365,11 @@ def lightgbm_row(fit, val, test, sizes, seed):
 # ------------------------------------------------------------------ loss share per oracle
 
 
+def _one_query_objective(method, oracle, y):
+    loss = make_loss(method, oracle=oracle)
+    return lambda out: loss(out[:, 0], y)
+
+
 def timing_part(args, sizes):
     iterations = sizes["timing_iterations"]
     X, y, _, _ = song_data(sizes["song_n"], sizes["width"], args.seed)
@@ -372,14 +378,15 @@ def timing_part(args, sizes):
     tasks = {
         f"Song synthetic (1 query of {len(y)}, P={int(y.sum())})": (
             lambda: mlp([10, sizes["width"], sizes["width"], sizes["width"], 1]), X,
-            lambda method, oracle: (lambda out, loss=make_loss(method, oracle=oracle): loss(out[:, 0], y))),
+            lambda method, oracle: _one_query_objective(method, oracle, y)),
         f"digits CNN (10 queries of {len(y_fit)})": (
             _DigitsCNN, X_fit, lambda method, oracle: _digits_objective(method, None, oracle, y_fit)),
         f"LETOR MLP ({int(np.unique(fit[2]).size)} queries, {len(fit[1])} documents)": (
             lambda: mlp([fit[0].shape[1], 64, 64, 1]), fit[0],
             lambda method, oracle: _letor_objective(method, None, oracle, fit[1], fit[2])),
     }
-    cases = [("hinge-AP", o) for o in ("qs", "yue", "search", "dp")] + [("hinge-NDCG", o) for o in ("qs", "chakrabarti")]
+    cases = ([("hinge-AP", o) for o in ("qs", "yue", "search", "dp")]
+             + [("hinge-NDCG", o) for o in ("qs", "chakrabarti")])
     rows = []
     for task, (make_net, inputs, objective) in tasks.items():
         runs = []

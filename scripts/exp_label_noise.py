@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import _common
+import numpy as np
 from _common import format_table, logger
 
 from ssvm._experiments.model_selection import ModelSpec, evaluate_model, fit_model, select_C

@@ -30,18 +30,16 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 import _common
+import numpy as np
 from _common import format_table, logger
-
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics import label_ranking_average_precision_score
 from sklearn.model_selection import KFold, cross_val_predict
-from sklearn.multioutput import ClassifierChain
 from sklearn.multiclass import OneVsRestClassifier
+from sklearn.multioutput import ClassifierChain
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import _common
+import numpy as np
 from _common import format_table, logger
 
 LOSS_LABEL = {"zero_one": "0-1", "ap": "AP", "ndcg": "NDCG"}
@@ -94,10 +93,10 @@ def main(argv=None):
                 row[f"{LOSS_LABEL[loss]} {oracle}"] = seconds
                 records.append({"sweep": sweep, "P": P, "N": N, "loss": loss, "oracle": oracle,
                                 "oracle_seconds": seconds, "n_iter": n_iter, "runs": len(runs)})
-            iters = {LOSS_LABEL[l]: next(r["n_iter"] for r in records[::-1]
-                                         if r["loss"] == l and r["P"] == P and r["N"] == N
-                                         and r["sweep"] == sweep)
-                     for l in LOSS_LABEL}
+            iters = {LOSS_LABEL[name]: next(r["n_iter"] for r in records[::-1]
+                                            if r["loss"] == name and r["P"] == P and r["N"] == N
+                                            and r["sweep"] == sweep)
+                     for name in LOSS_LABEL}
             row["iters 0-1/AP/NDCG"] = "/".join(str(iters[k]) for k in ("0-1", "AP", "NDCG"))
             logger.info("%s P=%d N=%d done", sweep, P, N)
             rows.append(row)
@@ -122,13 +121,13 @@ def plot(records, pairs, plot_dir):
     for loss in ("ap", "ndcg"):
         fig, axes = plt.subplots(1, 3, figsize=(13, 4))
         for ax, (sweep, (xlabel, xof)) in zip(axes, axis.items()):
-            for l, oracle in pairs:
-                if l not in (loss, "zero_one"):
+            for name, oracle in pairs:
+                if name not in (loss, "zero_one"):
                     continue
-                pts = [r for r in records if r["sweep"] == sweep and r["loss"] == l
+                pts = [r for r in records if r["sweep"] == sweep and r["loss"] == name
                        and r["oracle"] == oracle]
                 ax.loglog([xof(r) for r in pts], [max(r["oracle_seconds"], 1e-6) for r in pts],
-                          "o-", label=f"{LOSS_LABEL[l]} {oracle}")
+                          "o-", label=f"{LOSS_LABEL[name]} {oracle}")
             first = next(r for r in records if r["sweep"] == sweep)
             title = {"total": "P:N = 1:10", "negatives": f"P = {first['P']} fixed",
                      "positives": f"N = {first['N']} fixed"}[sweep]

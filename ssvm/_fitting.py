@@ -1,4 +1,5 @@
-"""What both estimators do around a solver: check ``solver_params``, run it, report progress.
+"""What the estimators do around a solver: check ``solver_params``, run it (one RankSVM task:
+:func:`fit_task`), report progress.
 
 Progress follows scikit-learn's convention: with ``verbose > 0`` an estimator writes plain lines
 to stdout (no :mod:`logging` set-up needed); ``verbose >= 2`` adds one line per solver iteration.
@@ -11,10 +12,11 @@ import sys
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
 
-__all__ = ["RESERVED_SOLVER_PARAMS", "check_solver_params", "draw_seeds", "is_dask_array",
-           "run_solver", "say"]
+__all__ = ["RESERVED_SOLVER_PARAMS", "check_solver_params", "draw_seeds", "fit_task",
+           "is_dask_array", "run_solver", "say"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -114,3 +116,22 @@ def run_solver(problem, solver, C, *, tol, max_iter, w0, random_state, verbose, 
         params["max_iter"] = max_iter
     return SOLVERS[solver](problem, C, tol=tol, w0=w0, random_state=random_state,
                            callback=IterationPrinter(name) if verbose >= 2 else None, **params)
+
+
+def fit_task(X, target, queries, oracle, *, fit_intercept, n_jobs, solver, C, tol, max_iter,
+             w0, random_state, verbose, name, solver_params, problem=None):
+    """Minimise one binary task of ``RankSVM.fit`` (a joblib worker).
+
+    In memory the task builds its :class:`~ssvm.problem.StructuredHinge` here, from input that
+    ``fit`` validated (so without checking it again); a dask fit passes its ``problem`` built.
+    """
+    if problem is None:
+        problem = StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept,
+                                  n_jobs=n_jobs, check_input=False)
+    result = run_solver(problem, solver, C, tol=tol, max_iter=max_iter, w0=w0,
+                        random_state=random_state, verbose=verbose, name=name,
+                        solver_params=solver_params)
+    if verbose:
+        say(f"{name}: J={result.objective:.6g} after {result.n_iter} iterations "
+            f"(converged={result.converged}, oracle {problem.oracle_seconds:.3f}s)")
+    return result

@@ -15,15 +15,14 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ssvm._fitting import check_solver_params, draw_seeds, is_dask_array, run_solver, say
-from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
+from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
-from ssvm.problem import StructuredHinge, matvec
+from ssvm.problem import matvec
+from ssvm.problem.training_set import in_memory_training_set
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
@@ -247,41 +246,20 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
                                 fit_intercept=zero_one, solver=self.solver)
-            X, targets, problems, self.classes_ = data.X, data.targets, data.problems, data.classes
-            queries, every_query = range(data.n_queries), range(data.n_queries + data.n_skipped)
-            n_features = X.shape[1]
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-            n_samples, n_features = X.shape
-            if ranking_mode:
-                relevant = check_relevance_grades(y, n_samples) > 0
-                every_query = resolve_queries(n_samples, qid=qid, group=group)
-                queries = informative_queries(every_query, relevant)
-                self.classes_ = np.array([0, 1])
-                targets = [relevant]
-            else:
-                check_classification_targets(y)
-                self.classes_, y_index = np.unique(y, return_inverse=True)
-                n_classes = self.classes_.shape[0]
-                if n_classes < 2:
-                    raise ValueError(
-                        "RankSVM needs samples of at least two classes; the data contain only one "
-                        f"class: {_plain(self.classes_[0])!r}."
-                    )
-                every_query = queries = [np.arange(n_samples, dtype=np.int64)]
-                labels = [1] if n_classes == 2 else range(n_classes)
-                targets = [y_index == j for j in labels]
-            problems = [None] * len(targets)  # built in each task
-        self.n_queries_ = len(queries)
-        self.n_skipped_queries_ = len(every_query) - len(queries)
+            data = in_memory_training_set(X, y, qid=qid, group=group)
+        self.classes_ = data.classes
+        self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(no relevant or no non-relevant row)")
 
-        one_vs_rest = len(targets) > 1
+        one_vs_rest = len(data.targets) > 1
+        starts = self._warm_start_points(len(data.targets), data.X.shape[1], zero_one)
         jobs = [
-            delayed(_fit_task)(
-                X, target, queries, oracle, fit_intercept=zero_one,
+            delayed(fit_task)(
+                data.X, target, data.queries, oracle, fit_intercept=zero_one,
                 n_jobs=None if one_vs_rest else self.n_jobs, solver=self.solver, C=self.C,
                 tol=self.tol, max_iter=self.max_iter, w0=w0, random_state=seed,
                 verbose=self.verbose, solver_params=solver_params,
@@ -289,12 +267,11 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 problem=problem,
             )
             for j, (target, problem, w0, seed) in enumerate(zip(
-                targets, problems, self._warm_start_points(len(targets), n_features, zero_one),
-                draw_seeds(self.random_state, len(targets))))
+                data.targets, data.problems, starts, draw_seeds(self.random_state, len(starts))))
         ]
-        in_memory = problems[0] is None  # a dask fit's problems run on the cluster, one by one
+        in_memory = data.problems[0] is None  # a dask fit's problems run on the cluster, one by one
         results = Parallel(n_jobs=self.n_jobs if one_vs_rest and in_memory else 1)(jobs)
-        self._store_results(X, targets, results, zero_one)
+        self._store_results(data.X, data.targets, results, zero_one)
         self._fitted_on_queries = ranking_mode
         return self
 
@@ -436,25 +413,3 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
 def _plain(value):
     """A numpy scalar as the Python value it holds (so messages show ``1.0``, not ``np.float64(1.0)``)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _training_problem(X, target, queries, oracle, *, fit_intercept, n_jobs):
-    """The structured-hinge problem of one binary task (the one place a fit builds it)."""
-    return StructuredHinge(X, target, queries, oracle, fit_intercept=fit_intercept,
-                           n_jobs=n_jobs, check_input=False)  # validated once, in fit
-
-
-def _fit_task(X, target, queries, oracle, *, fit_intercept, n_jobs, solver, C, tol, max_iter,
-              w0, random_state, verbose, name, solver_params, problem=None):
-    """Build the problem of one binary task (unless given: a dask fit's) and minimise it
-    (joblib worker)."""
-    if problem is None:
-        problem = _training_problem(X, target, queries, oracle, fit_intercept=fit_intercept,
-                                    n_jobs=n_jobs)
-    result = run_solver(problem, solver, C, tol=tol, max_iter=max_iter, w0=w0,
-                        random_state=random_state, verbose=verbose, name=name,
-                        solver_params=solver_params)
-    if verbose:
-        say(f"{name}: J={result.objective:.6g} after {result.n_iter} iterations "
-            f"(converged={result.converged}, oracle {problem.oracle_seconds:.3f}s)")
-    return result

@@ -152,16 +152,19 @@ def test_demo_quick_end_to_end(tmp_path, capsys):
     assert all((tmp_path / "plots" / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
-def test_demo_log_lines_do_not_land_inside_the_progress_bar(tmp_path):
+@pytest.mark.parametrize("flag", ["-v", "-vv"])
+def test_demo_log_lines_do_not_land_inside_the_progress_bar(tmp_path, flag):
     from pathlib import Path
 
     env = {**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.run([sys.executable, "-m", "ssvm", "demo", "--quick", "-v"], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "ssvm", "demo", "--quick", flag], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "training:" in proc.stderr  # the bar was drawn
-    records = [line for line in proc.stderr.split("\n") if " INFO " in line]
+    records = [line for line in proc.stderr.split("\n") if " INFO " in line or " DEBUG " in line]
     assert len(records) > 10
+    debug = [line for line in records if " DEBUG ssvm.solvers: iteration " in line]
+    assert (len(debug) > 10) if flag == "-vv" else not debug  # -vv: every solver iteration
     # what a terminal shows of each line (after the last carriage return) is the record alone
     assert all(line.split("\r")[-1][:4].isdigit() for line in records), records[:3]
     assert "np.int64" not in proc.stderr and "np.float64" not in proc.stderr

@@ -22,8 +22,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from ssvm import RankSVM
-from ssvm.losses import NDCGLoss
 from ssvm.exceptions import DegenerateQueriesWarning, MissingQidWarning
+from ssvm.losses import NDCGLoss
 from ssvm.metrics import accuracy_threshold, mean_ndcg
 from ssvm.solvers import SOLVERS
 

@@ -17,8 +17,7 @@ from ssvm import RankSVM
 from ssvm._experiments.model_selection import evaluate_model
 from ssvm.exceptions import DegenerateQueriesWarning
 from ssvm.losses import NDCGLoss
-from ssvm.metrics import (mean_average_precision, mean_ndcg, one_vs_rest_score, query_scores,
-                          ranking_score)
+from ssvm.metrics import mean_average_precision, mean_ndcg, one_vs_rest_score, query_scores, ranking_score
 
 
 # ------------------------------------------------------------------ slow, obviously-right twins

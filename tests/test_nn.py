@@ -70,7 +70,7 @@ def test_gradcheck_of_the_hinge(loss):
     for seed in range(5):
         scores, target, qid = _batch(seed + 10, n=25)
         x = scores.detach().clone().requires_grad_(True)
-        assert torch.autograd.gradcheck(lambda s: module(s, target, qid), (x,), eps=1e-7, atol=1e-8)
+        assert torch.autograd.gradcheck(lambda s, t=target, q=qid: module(s, t, q), (x,), eps=1e-7, atol=1e-8)
 
 
 def test_backward_scales_with_the_upstream_gradient_and_composes():

@@ -66,6 +66,10 @@ def test_exp_ranking_quality_quick(tmp_path):
         assert r["C"] in result["grid"]
     iris_ap = [r["test mean AP"] for r in result["rows"] if r["data"] == "iris"]
     assert min(iris_ap) > 0.7  # iris one-vs-rest is easy; chance is ~1/3
+    # LETOR twice (both transforms, every model), the bundled tasks standardised
+    letor = [(r["features"], r["model"]) for r in result["rows"] if r["data"] == "LETOR sample"]
+    assert sorted(letor) == sorted((f, m) for f in ("standard", "quantile") for m in models)
+    assert {r["features"] for r in result["rows"] if r["data"] == "iris"} == {"standard"}
     assert pngs == ["ranking_quality.png"]
 
 

@@ -17,10 +17,18 @@ front, saying so.
 
 from .dp import ap_direct_loss_inference
 from .rank_losses import APLoss, NDCGLoss, QSLoss
-from .registry import (LOSS_NAMES, ORACLE_NAMES, Oracle, as_oracle, get_oracle, loss_augmented_inference,
-                       ranking_loss, supported_oracles)
-from .suitability import QSCheckResult, check_qs_suitable
+from .registry import (
+                       LOSS_NAMES,
+                       ORACLE_NAMES,
+                       Oracle,
+                       as_oracle,
+                       get_oracle,
+                       loss_augmented_inference,
+                       ranking_loss,
+                       supported_oracles,
+)
 from .score_losses import direct_loss_gradient, rank_hinge
+from .suitability import QSCheckResult, check_qs_suitable
 from .warmup import warm_up
 
 __all__ = [

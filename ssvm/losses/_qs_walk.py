@@ -45,8 +45,7 @@ import numpy as np
 from numba import njit
 
 from ._numerics import EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
-from ._packed_keys import (CACHE_MAX_ENTRIES, batch_scratch, query_keys, repair_run, sort_keys, sorted_keys,
-                           unpack)
+from ._packed_keys import CACHE_MAX_ENTRIES, batch_scratch, query_keys, repair_run, sort_keys, sorted_keys, unpack
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value

@@ -7,28 +7,15 @@ binary task (classification: two classes, or one-vs-rest), which no block can ho
 the client.
 """
 
-from typing import NamedTuple
-
 import dask.array as da
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._queries import check_group
 from .dask_gathered import DaskGatheredHinge
 from .dask_space import DaskStructuredHinge, check_dask_features, distributed_client
+from .training_set import TrainingSet, class_targets
 
-__all__ = ["TrainingSet", "training_set"]
-
-
-class TrainingSet(NamedTuple):
-    """What ``RankSVM.fit`` trains on a dask ``X``: one problem and one target per binary task."""
-
-    X: object  # the features as the problems hold them (re-chunked, persisted)
-    classes: np.ndarray
-    targets: list  # binary relevance of every row, per task (numpy or dask)
-    problems: list
-    n_queries: int  # queries trained on
-    n_skipped: int  # queries skipped (no relevant or no non-relevant row)
+__all__ = ["training_set"]
 
 
 def training_set(X, y, *, qid, group, oracle, fit_intercept, solver):
@@ -79,12 +66,7 @@ def _classification(X, y, oracle, fit_intercept):
     y = np.asarray(y.compute() if isinstance(y, da.Array) else y)
     if y.shape != (X.shape[0],):
         raise ValueError(f"y has shape {y.shape} but X has {X.shape[0]} rows")
-    check_classification_targets(y)
-    classes, index = np.unique(y, return_inverse=True)
-    if classes.shape[0] < 2:
-        raise ValueError("RankSVM needs samples of at least two classes; the data contain only "
-                         f"one class: {classes[0]!r}.")
-    targets = [index == 1] if classes.shape[0] == 2 else [index == j for j in range(len(classes))]
+    classes, targets = class_targets(y)
     if distributed_client() is not None:
         X = X.persist()  # once, for all the tasks
     problems = [DaskGatheredHinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)

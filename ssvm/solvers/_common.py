@@ -1,5 +1,6 @@
 """What every solver shares: the result type, argument checks and the history recorder."""
 
+import logging
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -7,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["SolverResult"]
+
+logger = logging.getLogger("ssvm.solvers")
 
 
 @dataclass
@@ -73,7 +76,10 @@ def gap_small(primal, dual, tol):
 
 
 class Recorder:
-    """Collects history records, tracks timers relative to the start and runs the callback."""
+    """Collects history records, tracks timers relative to the start and runs the callback.
+
+    Every record is also logged at DEBUG level on the ``ssvm.solvers`` logger (``ssvm demo -vv``).
+    """
 
     def __init__(self, problem, callback):
         if callback is not None and not callable(callback):
@@ -98,4 +104,8 @@ class Recorder:
         }
         rec.update(extra)
         self.history.append(rec)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("iteration %d: J=%.6g%s, %.3fs (oracle %.3fs)", rec["iteration"], rec["primal"],
+                         "" if dual is None else f", gap={rec['gap']:.3g}", rec["seconds"],
+                         rec["oracle_seconds"])
         return bool(self.callback(rec)) if self.callback is not None else False

@@ -408,7 +408,7 @@ def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
         if line_search:
             ds = problem.stacked_scores(w_c) - start.s
 
-            def evaluate(t):
+            def evaluate(t, start=start, d=d, ds=ds):
                 point = _Point(problem, C, start.w + t * d, start.s + t * ds)
                 return point.H, float(point.c @ ds), point
 

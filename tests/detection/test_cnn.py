@@ -43,8 +43,10 @@ def image_boxes(rng, height, width, n):
             x = np.sort(rng.uniform(1, width, 2))
             y = np.sort(rng.uniform(1, height, 2))
         elif kind == 1:  # touching two or more edges
-            x = np.array([1.0, rng.uniform(1, width)]) if rng.random() < 0.5 else np.array([rng.uniform(1, width), width])
-            y = np.array([rng.uniform(1, height), height]) if rng.random() < 0.5 else np.array([1.0, rng.uniform(1, height)])
+            x = np.array([1.0, rng.uniform(1, width)]) if rng.random() < 0.5 \
+                else np.array([rng.uniform(1, width), width])
+            y = np.array([rng.uniform(1, height), height]) if rng.random() < 0.5 \
+                else np.array([1.0, rng.uniform(1, height)])
         elif kind == 2:  # a few pixels: smaller than one feature cell
             x0, y0 = rng.integers(1, width - 2), rng.integers(1, height - 2)
             x = np.array([x0, x0 + rng.integers(0, 3)], dtype=float)

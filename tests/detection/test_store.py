@@ -27,7 +27,7 @@ def make_data(n_images=7, seed=0):
     rng = np.random.default_rng(seed)
     images = [rng.integers(0, 256, size=(20 + i, 30, 3), dtype=np.uint8) for i in range(n_images)]
     windows = []
-    for image in images:
+    for _ in images:
         m = int(rng.integers(1, 6))
         xy = rng.integers(1, 10, size=(m, 2))
         windows.append(np.hstack([xy, xy + rng.integers(0, 10, size=(m, 2))]).astype(float))
@@ -43,7 +43,7 @@ def test_build_open_score_and_best_windows(tmp_path):
     assert store.image_ids == [f"image-{i}" for i in range(7)]
     assert isinstance(store.features, np.memmap)
     dense = np.vstack([extractor(im, w) for im, w in zip(images, windows)]).astype(np.float32)
-    for i, (image, boxes) in enumerate(zip(images, windows)):
+    for i, boxes in enumerate(windows):
         np.testing.assert_array_equal(store.image_boxes(i), boxes)
         np.testing.assert_array_equal(store.image_features(i), dense[store.image_slice(i)])
     reopened = WindowStore.open(tmp_path / "s")

@@ -8,8 +8,17 @@ import pytest
 from losses_twins import ap_loss, random_query
 from sklearn.metrics import average_precision_score, ndcg_score
 
-from ssvm.losses import (APLoss, NDCGLoss, QSLoss, ap_direct_loss_inference, check_qs_suitable, get_oracle,
-                         loss_augmented_inference, ranking_loss, supported_oracles)
+from ssvm.losses import (
+    APLoss,
+    NDCGLoss,
+    QSLoss,
+    ap_direct_loss_inference,
+    check_qs_suitable,
+    get_oracle,
+    loss_augmented_inference,
+    ranking_loss,
+    supported_oracles,
+)
 from ssvm.losses._rank_kernels import Objective, best_rank
 from ssvm.losses.brute import rank_brute_oracle
 from ssvm.losses.rank_losses import KIND_SUM_TABLE

@@ -3,8 +3,16 @@
 import numpy as np
 import pytest
 
-from ssvm.losses import (LOSS_NAMES, ORACLE_NAMES, ap_direct_loss_inference, check_qs_suitable, get_oracle,
-                         loss_augmented_inference, ranking_loss, supported_oracles)
+from ssvm.losses import (
+    LOSS_NAMES,
+    ORACLE_NAMES,
+    ap_direct_loss_inference,
+    check_qs_suitable,
+    get_oracle,
+    loss_augmented_inference,
+    ranking_loss,
+    supported_oracles,
+)
 from ssvm.losses.brute import MAX_BRUTE_SAMPLES
 
 S = np.array([0.5, -1.0, 2.0])

@@ -4,8 +4,17 @@ whether the compiled batch loop serves them, and a loss that contradicts its dec
 import numpy as np
 import pytest
 
-from ssvm.losses import (LOSS_NAMES, APLoss, NDCGLoss, Oracle, QSLoss, get_oracle, loss_augmented_inference,
-                         ranking_loss, supported_oracles)
+from ssvm.losses import (
+    LOSS_NAMES,
+    APLoss,
+    NDCGLoss,
+    Oracle,
+    QSLoss,
+    get_oracle,
+    loss_augmented_inference,
+    ranking_loss,
+    supported_oracles,
+)
 from ssvm.losses.qs import qs_batch, qs_oracle
 from ssvm.losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE
 from ssvm.losses.registry import _QS_LOSS_ENTRY, _REGISTRY

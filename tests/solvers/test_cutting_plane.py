@@ -11,7 +11,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from sklearn.svm import LinearSVC
-
 from solver_refs import (
     ap_constraints,
     breast_cancer,
@@ -20,6 +19,7 @@ from solver_refs import (
     tiny_ranking_problem,
     zero_one_oracle,
 )
+
 from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import cutting_plane

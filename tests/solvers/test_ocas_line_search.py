@@ -11,8 +11,8 @@ import importlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from solver_refs import _rankings, brute_ap_oracle, tiny_ranking_problem, zero_one_oracle
+
 from ssvm.problem import StructuredHinge
 
 # the module (``ssvm.solvers`` exports the function under the same name)

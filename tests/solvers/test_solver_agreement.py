@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from solver_refs import (
     breast_cancer,
     brute_ap_oracle,
@@ -10,6 +9,7 @@ from solver_refs import (
     tiny_ranking_problem,
     zero_one_oracle,
 )
+
 from ssvm.losses import get_oracle
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS, cutting_plane

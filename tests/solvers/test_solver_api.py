@@ -4,8 +4,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from solver_refs import brute_ap_oracle, tiny_ranking_problem
+
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS, SolverResult, cutting_plane, frank_wolfe, pegasos
 
