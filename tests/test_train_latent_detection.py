@@ -170,10 +170,13 @@ def test_quick_run_with_cnn_features(tmp_path):
     paths = [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "cnn",
-                           "--max-images", "4", "--C", "10", "--geometry-scale", "0", "--min-window-area", "0",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+                           "--C", "10", "--geometry-scale", "0", "--min-window-area", "0,0.1",
+                           "--select", "image", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["settings"]["features"] == "cnn" and result["settings"]["n_features"] == 1792
+    assert {c["latent_ap_svm"]["validation"] for c in result["chosen"].values()} == {"image"}
+    assert any(c["latent_ap_svm"]["scores"] for c in result["chosen"].values())  # the image-AP CV ran
     for values in result["classes"].values():
         assert all(0.0 <= ap <= 1.0 for ap in values.values())
