@@ -30,22 +30,14 @@ def add_data_arguments(parser):
 
 def load_detection_splits(args, work, splits=("train", "test")):
     """The requested splits of ``--data`` as :class:`ssvm.datasets.VOCDataset`."""
-    from train_latent_detection import _head
+    from _detection_data import first_images, voc_root
 
-    from ssvm.datasets import detection_mini_path, find_voc_root, load_voc
+    from ssvm.datasets import load_voc
 
-    data = args.data or ("scenes" if args.quick else "detection_mini")
-    if data == "detection_mini":
-        root = detection_mini_path()
-    elif data == "scenes":
-        from _scenes import write_default_scenes
-
-        root = write_default_scenes(Path(work) / "scenes", n_train=12, n_test=6, seed=args.seed)
-    else:
-        root = find_voc_root(data)
+    root = voc_root(args.data or ("scenes" if args.quick else "detection_mini"), Path(work), args.seed, 12, 6)
     splits = {split: load_voc(root, split) for split in splits}
     if args.max_images:
-        splits = {split: _head(d, args.max_images) for split, d in splits.items()}
+        splits = {split: first_images(d, args.max_images) for split, d in splits.items()}
     return root, splits
 
 

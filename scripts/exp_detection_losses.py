@@ -49,7 +49,7 @@ SONG_TABLE2 = {0.0: {"x-ent": 45.6, "hinge-AP": 47.6, "pos-AP": 48.5},
 
 def parse_args(argv=None):
     """Command line (shared options from ``_common.make_parser`` and the detection script)."""
-    from train_latent_detection import _grid, add_window_options, check_window_options
+    from _detection_data import add_window_options, check_window_options, parse_grid
 
     parser = make_parser(__doc__)
     add_window_options(parser)
@@ -65,8 +65,8 @@ def parse_args(argv=None):
     check_window_options(parser, args)
     if args.features != "cnn" and not args.quick:
         logger.info("features: %s (Song et al. fine-tune a CNN; the cnn extra gives its features)", args.features)
-    args.noise = _grid(parser, "--noise", args.noise)
-    args.lrs = _grid(parser, "--lrs", args.lrs or ("0.1" if args.quick else "0.01,0.1,1"))
+    args.noise = parse_grid(parser, "--noise", args.noise)
+    args.lrs = parse_grid(parser, "--lrs", args.lrs or ("0.1" if args.quick else "0.01,0.1,1"))
     args.epochs = args.epochs or (2 if args.quick else 8)
     if not all(0.0 <= r < 1.0 for r in args.noise):
         parser.error(f"--noise values must lie in [0, 1), got {args.noise}")
@@ -182,7 +182,7 @@ def run_class(name, keep, train, test, args):
 def run(args):
     """Prepare the windows and features, train every head; returns the tables and the JSON payload."""
     from _deep import limit_threads
-    from train_latent_detection import prepare, trainable_classes
+    from _detection_data import prepare, trainable_classes
 
     limit_threads(args.threads)
     stage = {"windows": 0.0, "features": 0.0}

@@ -60,13 +60,15 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     assert json.loads(out.read_text())["classes"] == result["classes"]
 
 
-def _script_module():
+def _script_module(name="train_latent_detection"):
+    """The script, or one of its helper modules under scripts/ (``_detection_data``, ...)."""
+    import importlib
+
     sys.path.insert(0, str(SCRIPT.parent))
     try:
-        import train_latent_detection
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(SCRIPT.parent))
-    return train_latent_detection
 
 
 @pytest.mark.parametrize("argv", [["--min-window-area", "1"], ["--min-window-area", "-0.1"],
@@ -86,7 +88,7 @@ def test_prior_defaults_and_off_switch():
     assert args.max_windows == 150
     args = module.parse_args(["--min-window-area", "0.05", "--geometry-scale", "3"])
     assert (args.min_window_area, args.geometry_scale) == ([0.05], [3.0])
-    assert args.features == ("cnn" if module.cnn_available() else "hog")
+    assert args.features == ("cnn" if _script_module("_detection_data").cnn_available() else "hog")
     assert args.max_windows == (500 if args.features == "cnn" else 150)
 
 
@@ -106,7 +108,8 @@ def test_training_corloc_by_hand():
     dataset = SimpleNamespace(class_boxes=lambda name: (gt, [np.zeros(len(g), dtype=bool) for g in gt]))
     split = SimpleNamespace(dataset=dataset, store=store, geometry=np.zeros((7, 5)), areas=np.ones(7))
     keep = np.array([True, False, True])
-    plain, geometry = module.Setting(1.0, 0.0, 0.0), module.Setting(1.0, 3.0, 0.0)
+    Setting = _script_module("_detection_models").Setting
+    plain, geometry = Setting(1.0, 0.0, 0.0), Setting(1.0, 3.0, 0.0)
     models = {"latent_ap_svm": (np.array([0, 0, 1.0, 0, 0, 0, 0]), 0.0, plain),    # window 2: hits the box
               "latent_zero_one": (np.r_[0, 1.0, 0, 0, 0, 0, 0, np.zeros(5)], 0.0, geometry),  # left half: misses
               "whole_image": (np.array([0, 0, 1.0, 0, 0, 0, 0]), 0.0, plain)}      # always row 0
@@ -153,7 +156,7 @@ def test_window_rows_drop_small_windows_but_keep_the_whole_image():
 
     import numpy as np
 
-    module = _script_module()
+    module = _script_module("_detection_data")
     split = SimpleNamespace(store=SimpleNamespace(offsets=np.array([0, 3, 5])),
                             areas=np.array([1.0, 0.05, 0.5, 1.0, 0.01]))
     rows, offsets = module.window_rows(split, np.array([0, 1]), 0.1)
