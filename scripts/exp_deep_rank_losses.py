@@ -267,7 +267,8 @@ def letor_data(root, seed):
     return part(X[fit], rel[fit], qid[fit]), part(X[val], rel[val], qid[val]), part(X_test, rel_test, qid_test)
 
 
-def _letor_objective(method, eps, oracle, target, qid):
+def _ranking_objective(method, eps, oracle, target, qid=None):
+    """The loss of a one-score network's output on ``target`` (queries ``qid``; None: one query)."""
     loss = make_loss(method, eps or 0.1, oracle=oracle)
     return lambda out: loss(out[:, 0], target, qid)
 
@@ -321,7 +322,7 @@ def digits_part(args, sizes):
 
 def letor_part(args, sizes):
     fit, val, test = letor_data(args.data, args.seed)
-    rows = _tuned(QS_METHODS, lambda: mlp([fit[0].shape[1], 64, 64, 1]), fit, val, test, _letor_objective,
+    rows = _tuned(QS_METHODS, lambda: mlp([fit[0].shape[1], 64, 64, 1]), fit, val, test, _ranking_objective,
                   _letor_metrics, {**sizes, "seed": args.seed}, sizes["letor_iterations"], "letor")
     rows.append(lightgbm_row(fit, val, test, sizes, args.seed))
     title = (f"QS paper's network training on the LETOR sample: MLP ranker ({sizes['letor_iterations']} "
@@ -365,11 +366,6 @@ def lightgbm_row(fit, val, test, sizes, seed):
 # ------------------------------------------------------------------ loss share per oracle
 
 
-def _one_query_objective(method, oracle, y):
-    loss = make_loss(method, oracle=oracle)
-    return lambda out: loss(out[:, 0], y)
-
-
 def timing_part(args, sizes):
     iterations = sizes["timing_iterations"]
     X, y, _, _ = song_data(sizes["song_n"], sizes["width"], args.seed)
@@ -378,12 +374,12 @@ def timing_part(args, sizes):
     tasks = {
         f"Song synthetic (1 query of {len(y)}, P={int(y.sum())})": (
             lambda: mlp([10, sizes["width"], sizes["width"], sizes["width"], 1]), X,
-            lambda method, oracle: _one_query_objective(method, oracle, y)),
+            lambda method, oracle: _ranking_objective(method, None, oracle, y)),
         f"digits CNN (10 queries of {len(y_fit)})": (
             _DigitsCNN, X_fit, lambda method, oracle: _digits_objective(method, None, oracle, y_fit)),
         f"LETOR MLP ({int(np.unique(fit[2]).size)} queries, {len(fit[1])} documents)": (
             lambda: mlp([fit[0].shape[1], 64, 64, 1]), fit[0],
-            lambda method, oracle: _letor_objective(method, None, oracle, fit[1], fit[2])),
+            lambda method, oracle: _ranking_objective(method, None, oracle, fit[1], fit[2])),
     }
     cases = ([("hinge-AP", o) for o in ("qs", "yue", "search", "dp")]
              + [("hinge-NDCG", o) for o in ("qs", "chakrabarti")])
