@@ -52,9 +52,8 @@ def make_transform(name):
     return QuantileTransformer(output_distribution="normal", n_quantiles=200)
 
 
-def letor_task(quick, transform):
-    """(X_train, y_train, qid_train, X_test, y_test, qid_test) of the LETOR sample, features
-    transformed by ``transform`` fitted on the training documents."""
+def letor_task(quick):
+    """(X_train, y_train, qid_train, X_test, y_test, qid_test) of the LETOR sample, dense."""
     X_train, y_train, q_train = load_letor_sample("train")
     X_test, y_test, q_test = load_letor_sample("test")
     if quick:  # the first 40 training queries, the first 15 test queries
@@ -68,7 +67,13 @@ def letor_task(quick, transform):
         degenerate = int(np.sum((n_pos == 0) | (n_pos == sizes)))
         logger.info("LETOR %s: %d queries, %d without a relevant or without an irrelevant "
                     "document (skipped in training and scoring)", part, sizes.size, degenerate)
-    X_train, X_test = X_train.toarray(), X_test.toarray()  # 3,005 x 300: small enough to centre
+    # 3,005 x 300: small enough to be dense (StandardScaler centres)
+    return X_train.toarray(), y_train, q_train, X_test.toarray(), y_test, q_test
+
+
+def transformed(data, transform):
+    """``data`` with its features transformed by ``transform`` fitted on the training part."""
+    X_train, y_train, q_train, X_test, y_test, q_test = data
     scaler = make_transform(transform).fit(X_train)
     return scaler.transform(X_train), y_train, q_train, scaler.transform(X_test), y_test, q_test
 
@@ -81,8 +86,7 @@ def bundled_task(name, seed, quick):
     X_train, X_test, y_train, y_test = split_ranking_task(task, test_size=0.3, random_state=seed)
     if quick:
         X_train, y_train = X_train[::3], y_train[::3]
-    scaler = make_transform("standard").fit(X_train)
-    return scaler.transform(X_train), y_train, None, scaler.transform(X_test), y_test, None
+    return transformed((X_train, y_train, None, X_test, y_test, None), "standard")
 
 
 def compare(data_name, features, data, grid, n_folds, seed):
@@ -123,8 +127,9 @@ def main(argv=None):
     for name in datasets:
         logger.info("data set %s", name)
         if name == "letor":
+            data = letor_task(args.quick)
             for transform in args.letor_transforms:
-                rows.extend(compare("LETOR sample", transform, letor_task(args.quick, transform), grid,
+                rows.extend(compare("LETOR sample", transform, transformed(data, transform), grid,
                                     n_folds, args.seed))
         else:
             rows.extend(compare(name, "standard", bundled_task(name, args.seed, args.quick), grid,
