@@ -23,18 +23,14 @@ the mean over the queries left, and a ValueError says so when none is left.
 import numpy as np
 
 from .._queries import check_relevance_grades, informative_queries, resolve_queries
-from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
-from .dp import ap_direct_loss_inference
-from .rank_losses import APLoss, NDCGLoss
-from .registry import Oracle, get_oracle
+from .oracle import Oracle
+from .registry import DIRECTIONS, LOSS_NAMES, get_oracle, loss_entry
 
 __all__ = ["rank_hinge", "direct_loss_gradient", "direct_loss_oracle", "evaluate_hinge", "evaluate_direct",
            "DIRECTIONS", "DIRECT_LOSSES"]
 
-DIRECTIONS = ("positive", "negative", "perceptron")
-#: loss -> directions direct_loss_gradient serves for it
-DIRECT_LOSSES = {"ap": DIRECTIONS, "ndcg": ("positive", "perceptron"), "zero_one": DIRECTIONS}
-_RANK_LOSSES = {"ap": APLoss(), "ndcg": NDCGLoss()}
+#: loss name -> directions direct_loss_gradient serves for it (from the loss table)
+DIRECT_LOSSES = {name: loss_entry(name).directions for name in LOSS_NAMES if loss_entry(name).directions}
 
 
 def _check_scores(scores):
@@ -169,9 +165,10 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     qid : array-like of shape (n,), optional
         Query id of each row; by default one query. Queries without a relevant or without an
         irrelevant row are skipped.
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
-        Task loss Δ. ``"ndcg"`` has no negative direction (its loss-diminished problem is not
-        QS-suitable and has no dynamic program here).
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
+        Task loss Δ (``ssvm.losses.loss_entry(loss).directions`` lists its directions). ``"ndcg"``
+        and loss objects have no negative direction (the loss-diminished problem is not QS-suitable
+        and has no dynamic program here).
     epsilon : float, default=0.1
         ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
     direction : {"positive", "negative", "perceptron"}, default="positive"
@@ -229,33 +226,29 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
         On an unknown loss or direction, a loss without that direction, or ε that is not a finite
         number > 0.
     """
-    if not isinstance(loss, str) or loss not in DIRECT_LOSSES:
-        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)}, got {loss!r}")
+    entry = loss_entry(loss)
+    if not entry.directions:
+        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)} or a QSLoss "
+                         f"instance, got {loss!r}")
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if direction not in DIRECT_LOSSES[loss]:
-        raise ValueError(f"loss {loss!r} has no {direction!r} direction (its loss-diminished inference is "
-                         f"not implemented); use one of {DIRECT_LOSSES[loss]}")
+    if direction not in entry.directions:
+        raise ValueError(f"loss {entry.name!r} has no {direction!r} direction (its loss-diminished inference is "
+                         f"not implemented); use one of {entry.directions}")
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
     eps = float(epsilon)
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     inner = get_oracle(loss) if direction == "positive" else None
-    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner}
+    params = {"by_score": entry.by_score, "arguments": entry.arguments({}), "epsilon": eps,
+              "direction": direction, "inner": inner, "diminished": entry.diminished}
     return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}")
 
 
-def _output_by_score(scores, y, starts, ends, loss):
-    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query."""
-    if loss == "zero_one":
-        return labelled_by_score(scores, y, starts, ends)
-    return ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss])
-
-
-def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner):
+def _direct_batch(scores, y, starts, ends, by_score, arguments, epsilon, direction, inner, diminished):
     """The direct-loss :class:`Oracle`'s batch form (see :func:`direct_loss_oracle`)."""
-    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss)
+    c_w, delta_w = by_score(scores, y, starts, ends, **arguments)
     if direction == "perceptron":
         return c_w, delta_w
     if direction == "positive":
@@ -266,12 +259,7 @@ def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner):
                              f"epsilon {epsilon:.3g}); rescale the scores or raise epsilon")
         c_dir, _ = inner.batch(scaled, y, starts, ends)
         return (c_dir - c_w) / epsilon, delta_w
-    if loss == "zero_one":
-        c_dir, _ = zero_one_diminished(scores, y, starts, ends, epsilon)
-    else:
-        c_dir = np.zeros(scores.size)
-        for a, b in zip(starts, ends):
-            c_dir[a:b], _ = ap_direct_loss_inference(scores[a:b], y[a:b], epsilon, -1)
+    c_dir, _ = diminished(scores, y, starts, ends, epsilon)
     return (c_w - c_dir) / epsilon, delta_w
 
 
