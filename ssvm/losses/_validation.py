@@ -6,6 +6,8 @@ loops); the public functions validate once, here.
 
 import numpy as np
 
+from ssvm._queries import check_relevance
+
 __all__ = ["validate_scores_labels"]
 
 
@@ -17,7 +19,8 @@ def validate_scores_labels(scores, y):
     scores : array-like of shape (n,)
         Finite real scores.
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}. ``True`` / ``1`` marks a positive.
+        Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or grades), the one
+        convention of :func:`ssvm._queries.check_relevance`.
 
     Returns
     -------
@@ -29,8 +32,8 @@ def validate_scores_labels(scores, y):
     Raises
     ------
     ValueError
-        If the arrays are not 1-D, differ in length, contain NaN/inf scores, labels outside a
-        binary coding, or the query has no positive or no negative.
+        If the arrays are not 1-D, differ in length, contain NaN/inf scores or labels, labels that
+        are not numbers, or the query has no positive or no negative.
     """
     s = np.asarray(scores)
     lab = np.asarray(y)
@@ -45,25 +48,12 @@ def validate_scores_labels(scores, y):
     s = np.ascontiguousarray(s, dtype=np.float64)
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf")
-    yb = _binary_labels(lab)
+    if lab.size == 0:
+        raise ValueError("y is empty")
+    yb = np.ascontiguousarray(check_relevance(lab, lab.shape[0]))
     n_pos = int(np.count_nonzero(yb))
     if n_pos == 0:
         raise ValueError("y has no positive sample (need at least one positive and one negative)")
     if n_pos == yb.shape[0]:
         raise ValueError("y has no negative sample (need at least one positive and one negative)")
     return s, yb
-
-
-def _binary_labels(lab):
-    if lab.dtype == bool:
-        return np.ascontiguousarray(lab)
-    if not (np.issubdtype(lab.dtype, np.integer) or np.issubdtype(lab.dtype, np.floating)):
-        raise ValueError(f"labels must be bool or numeric, got dtype {lab.dtype}")
-    if lab.size == 0:
-        raise ValueError("y is empty")
-    values = np.unique(lab)
-    if np.all(np.isin(values, (0, 1))):
-        return lab == 1
-    if np.all(np.isin(values, (-1, 1))):
-        return lab == 1
-    raise ValueError(f"labels must be binary (bool, {{0, 1}} or {{-1, 1}}), got values {values[:5].tolist()}")

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._queries import check_relevance_grades, informative_queries, resolve_queries
+from .._queries import check_relevance, informative_queries, resolve_queries
 
 __all__ = ["TrainingSet", "class_targets", "in_memory_training_set"]
 
@@ -78,7 +78,7 @@ def in_memory_training_set(X, y, *, qid, group):
         classes, targets = class_targets(y)
         return TrainingSet(X, classes, targets, [None] * len(targets), 1, 0,
                            [np.arange(n_samples, dtype=np.int64)])
-    relevant = check_relevance_grades(y, n_samples) > 0
+    relevant = check_relevance(y, n_samples)
     every_query = resolve_queries(n_samples, qid=qid, group=group)
     queries = informative_queries(every_query, relevant)
     return TrainingSet(X, np.array([0, 1]), [relevant], [None], len(queries),

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ssvm.problem.protocol import ScoreSpaceProblem
+
 from ._common import Recorder, SolverResult, check_args, gap_small
 from .qp import CvxpyDualQP, solve_capped_simplex_qp
 
@@ -313,7 +315,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
             raise ValueError(f"{name} must be True or False, got {value!r}")
     if line_search and not ocas:
         raise ValueError("line_search=True needs ocas=True")
-    if line_search and not problem.supports_line_search:
+    if line_search and not isinstance(problem, ScoreSpaceProblem):
         raise ValueError(f"line_search=True needs the score-space access of an in-memory problem; "
                          f"{type(problem).__name__} does not offer it (use line_search=False)")
     if not isinstance(mu, numbers.Real) or not 0 < mu <= 1:
