@@ -17,7 +17,7 @@ the mean over the queries left, and a ValueError says so when none is left.
 
 import numpy as np
 
-from ssvm._queries import check_relevance_grades, informative_queries, resolve_queries
+from ssvm._queries import check_relevance, informative_queries, resolve_queries
 from ssvm.losses.direct import direct_loss_oracle
 from ssvm.losses.registry import get_oracle
 from ssvm.problem.score_space import ScoreHinge
@@ -44,7 +44,7 @@ def _score_hinge(scores, y, qid, oracle):
     """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
     queries that have a positive and a negative."""
     s, dtype = _check_scores(scores)
-    relevant = check_relevance_grades(y, s.shape[0]) > 0
+    relevant = check_relevance(y, s.shape[0])
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
     queries = informative_queries(resolve_queries(s.shape[0], qid=qid), relevant, warn=False)
