@@ -13,7 +13,7 @@ import json
 import logging
 import sys
 
-from ssvm._experiments.plots import matplotlib_missing
+from ssvm.demo import matplotlib_missing
 
 __all__ = ["main"]
 
@@ -96,8 +96,7 @@ def main(argv=None):
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "quiet", False):  # the demo's own steps at info; -v: all of ssvm at info, -vv: debug
-        for name in ("ssvm.demo", "ssvm._experiments"):
-            logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger("ssvm.demo").setLevel(logging.INFO)
         if getattr(args, "verbose", 0):
             logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
     if args.command == "demo":
