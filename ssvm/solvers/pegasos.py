@@ -127,27 +127,10 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
         if step % steps_per_check and step != max_iter:
             continue
 
-        delta_all, G_all = problem.planes(w_avg)
-        H, g_avg = float(np.mean(delta_all + G_all @ w_avg)), G_all.mean(axis=0)
-        J = 0.5 * float(w_avg @ w_avg) + C * H
+        J, dual = _check(problem, w_avg, C, bundle, shadow)
         if J < best_J:
             best_J, best_w = J, w_avg.copy()
-        bundle.add(H - float(g_avg @ w_avg), g_avg)
-        n_checks = bundle.size
-        if shadow is not None:
-            # the block state averages valid per-query planes into one valid plane of H
-            shadow.batch_step(delta_all, G_all)
-            bundle.add(float(shadow.ell.sum()), -shadow.w / C)
-        bundle.alpha[: bundle.size] = 0.0  # a cold start, as every check's QP is a new one
-        _, dual = solve_bundle(bundle, C)
         best_dual = max(best_dual, dual)
-        # keep the check planes the dual uses (and the newest), at most _MAX_CHECK_PLANES
-        used = np.zeros(bundle.size, dtype=bool)
-        used[:n_checks] = bundle.alpha[:n_checks] > 0
-        used[n_checks - 1] = True
-        keep = np.zeros(bundle.size, dtype=bool)
-        keep[np.flatnonzero(used)[-_MAX_CHECK_PLANES:]] = True
-        bundle.keep(keep)
         stop = rec.record(step, best_J, best_dual)
         if gap_small(best_J, best_dual, tol):
             converged = True
@@ -158,3 +141,28 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
                 step, best_J, best_J - best_dual, converged)
     return SolverResult(w=best_w, n_iter=step, objective=best_J, converged=converged,
                         history=rec.history)
+
+
+def _check(problem, w, C, bundle, shadow):
+    """``J(w)`` by one full pass, and the certified lower bound on ``min J`` of the bundle after
+    adding the pass's plane (and the block dual state's averaged plane, if kept).
+
+    The bundle keeps the check planes the dual uses (and the newest), at most ``_MAX_CHECK_PLANES``.
+    """
+    delta_all, G_all = problem.planes(w)
+    H, g = float(np.mean(delta_all + G_all @ w)), G_all.mean(axis=0)
+    bundle.add(H - float(g @ w), g)
+    n_checks = bundle.size
+    if shadow is not None:
+        # the block state averages valid per-query planes into one valid plane of H
+        shadow.batch_step(delta_all, G_all)
+        bundle.add(float(shadow.ell.sum()), -shadow.w / C)
+    bundle.alpha[: bundle.size] = 0.0  # a cold start, as every check's QP is a new one
+    _, dual = solve_bundle(bundle, C)
+    used = np.zeros(bundle.size, dtype=bool)
+    used[:n_checks] = bundle.alpha[:n_checks] > 0
+    used[n_checks - 1] = True
+    keep = np.zeros(bundle.size, dtype=bool)
+    keep[np.flatnonzero(used)[-_MAX_CHECK_PLANES:]] = True
+    bundle.keep(keep)
+    return 0.5 * float(w @ w) + C * H, dual
