@@ -25,11 +25,12 @@ import numpy as np
 from ._graded_kernel import GAIN_CODES, graded_query, graded_small_batch, level_alphas, pack_all
 from ._packed_keys import index_bits, repair
 from ._qs_walk import inverse_log_table
+from ._score_ranking import ranked_by_score
 from .qs import qs_batch
 from .rank_losses import NDCGLoss
 
 __all__ = ["GAINS", "check_gain", "check_grades", "graded_ndcg_oracle", "graded_ndcg_batch", "combine_levels",
-           "level_weights", "graded_ndcg_value"]
+           "level_weights", "graded_by_levels", "graded_ranked_by_score", "graded_ndcg_value"]
 
 #: the gains of graded NDCG, the default first
 GAINS = ("exponential", "linear", "binary")
@@ -243,6 +244,60 @@ def combine_levels(binary_batch, scores, y, starts, ends, gain="exponential"):
         c[inside] += alpha[row_query[inside]] * c_v[inside]
         delta[use] += alpha[use] * d_v
     return c, delta
+
+
+def graded_by_levels(scores, y, gain, binary, **binary_params):
+    """A binary NDCG oracle made graded: ``Σ_t α_t binary(scores, [y ≥ t], **binary_params)`` on one query.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of int64, shape (n,)
+        Non-negative integer grades, at least two distinct ones.
+    gain : {"exponential", "linear", "binary"}
+    binary : callable
+        ``binary(scores, y_bool, **binary_params) -> (c, delta)``, a binary NDCG oracle
+        (``"brute"``, ``"chakrabarti"``, ...).
+    **binary_params
+        Its keyword arguments (the loss object).
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    def per_query(s, yb, starts, ends):
+        c_v = np.zeros(s.size)
+        d_v = np.empty(starts.size)
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            c_v[a:b], d_v[k] = binary(s[a:b], yb[a:b], **binary_params)
+        return c_v, d_v
+
+    c, delta = combine_levels(per_query, scores, y, np.array([0]), np.array([scores.size]), gain)
+    return c, float(delta[0])
+
+
+def graded_ranked_by_score(scores, y, starts, ends, loss, gain="exponential"):
+    """``(c, delta)`` of R_w, the ranking by score, for NDCG with grades: ``Σ_t α_t`` of the binary
+    ones per level (Ψ_t(R_w) − Ψ_t(R*) and the graded 1 − NDCG of R_w).  Boolean ``y`` (binary
+    relevance) is :func:`~ssvm.losses._score_ranking.ranked_by_score` itself.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of int64 or bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+    loss : NDCGLoss
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : ndarray of float64, shape (Q,)
+    """
+    if np.asarray(y).dtype == bool:
+        return ranked_by_score(scores, y, starts, ends, loss)
+    return combine_levels(lambda s, yb, a, b: ranked_by_score(s, yb, a, b, loss), scores, y, starts, ends, gain)
 
 
 def graded_ndcg_value(scores, y, gain="exponential", k=None):
