@@ -56,7 +56,8 @@ def check_gain(gain):
 
 
 def check_grades(y, n_samples=None, name="y", gain="exponential"):
-    """Relevance grades as int64: non-negative integers (bool and integer-valued floats accepted).
+    """Relevance grades as int64: non-negative integers (bool, integer-valued floats and the ±1 coding
+    of binary labels accepted; −1 is grade 0 there).
 
     Parameters
     ----------
@@ -86,6 +87,8 @@ def check_grades(y, n_samples=None, name="y", gain="exponential"):
         return y.astype(np.int64)
     if y.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold numeric relevance grades (0, 1, 2, ...); got dtype {y.dtype}")
+    if y.size and np.all((y == -1) | (y == 1)):  # the ±1 coding of binary labels
+        return (y == 1).astype(np.int64)
     if y.dtype.kind in "iu":
         bad = y < 0
         if np.any(bad):
