@@ -97,7 +97,7 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
     from tqdm.auto import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    from ssvm.losses import warm_up
+    from ssvm.losses import loss_entry, warm_up
 
     # numba compiles the oracles' kernels on a machine's first run: here, with a log line, not under
     # a progress bar frozen at 0% (the demo's queries have many positives: no score grid needed)
@@ -139,8 +139,7 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
             calls, _ = record_training_scores(X_train, y_train, classes, spec.loss,
                                               chosen[spec.name], random_state=random_state,
                                               progress=bar)
-            label = {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1"}[spec.loss]
-            oracle_rows.extend(oracle_time_rows(label, calls,
+            oracle_rows.extend(oracle_time_rows(loss_entry(spec.loss).label, calls,
                                                 time_oracles(calls, timed_oracles(spec.loss))))
     logger.info("recorded and timed the oracle calls of %d training runs in %.1f s",
                 n_runs, time.perf_counter() - start)

@@ -19,16 +19,14 @@ from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
 from ssvm.exceptions import MissingQidWarning, warn_once
-from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
+from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry, supported_oracles
 from ssvm.losses.graded import GAINS
-from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
+from ssvm.metrics import accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
-
-_DEFAULT_K = 10
 
 
 class RankSVM(LinearClassifierMixin, BaseEstimator):
@@ -248,7 +246,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         oracle = self._make_oracle()
         solver_params = check_solver_params(self.solver, self.solver_params, "RankSVM")
         ranking_mode = qid is not None or group is not None
-        zero_one = _is_loss(self.loss, "zero_one")
+        intercept = loss_entry(self.loss).intercept  # the loss is not invariant to a shift
         if is_dask_array(X):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
@@ -257,7 +255,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                                  "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
-                                fit_intercept=zero_one, solver=self.solver)
+                                fit_intercept=intercept, solver=self.solver)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
             data = in_memory_training_set(X, y, qid=qid, group=group,
@@ -269,10 +267,10 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "(no relevant or no non-relevant row)")
 
         one_vs_rest = len(data.targets) > 1
-        starts = self._warm_start_points(len(data.targets), data.X.shape[1], zero_one)
+        starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
         jobs = [
             delayed(fit_task)(
-                data.X, target, data.queries, oracle, fit_intercept=zero_one,
+                data.X, target, data.queries, oracle, fit_intercept=intercept,
                 n_jobs=None if one_vs_rest else self.n_jobs, solver=self.solver, C=self.C,
                 tol=self.tol, max_iter=self.max_iter, w0=w0, random_state=seed,
                 verbose=self.verbose, solver_params=solver_params,
@@ -284,35 +282,35 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         ]
         in_memory = data.problems[0] is None  # a dask fit's problems run on the cluster, one by one
         results = Parallel(n_jobs=self.n_jobs if one_vs_rest and in_memory else 1)(jobs)
-        self._store_results(data.X, data.targets, results, zero_one)
+        self._store_results(data.X, data.targets, results, intercept)
         self._fitted_on_queries = ranking_mode
         return self
 
     def _make_oracle(self):
         """The oracle for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
+        entry = loss_entry(self.loss)
         supported = supported_oracles(self.loss)
         if self.oracle not in supported:
             raise ValueError(
-                f"oracle={self.oracle!r} does not support loss={_loss_label(self.loss)!r}; "
+                f"oracle={self.oracle!r} does not support loss={entry.label!r}; "
                 f"oracles for this loss: {', '.join(map(repr, supported))}."
             )
-        if self.k is not None and not _is_loss(self.loss, "precision_at_k"):
+        if self.k is not None and "k" not in entry.params:
             warnings.warn(
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
-                f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
+                f"(loss={entry.label!r}). Leave k=None with this loss.",
                 UserWarning,
                 stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
             )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
     def _loss_params(self):
-        if _is_loss(self.loss, "precision_at_k"):
-            return {"k": _DEFAULT_K if self.k is None else self.k}
-        if _is_loss(self.loss, "ndcg"):
-            return {"gain": self.gain}
-        return {}
+        """The loss parameters set on the estimator (the loss table fills in the defaults)."""
+        params = loss_entry(self.loss).params
+        given = {"k": self.k, "gain": self.gain}
+        return {name: value for name, value in given.items() if name in params and value is not None}
 
-    def _warm_start_points(self, n_tasks, n_features, zero_one):
+    def _warm_start_points(self, n_tasks, n_features, intercept):
         """Initial w of each task: zeros (``None``) or the previous solution."""
         if not (self.warm_start and hasattr(self, "coef_")):
             return [None] * n_tasks
@@ -321,18 +319,18 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"warm_start=True needs the previous fit to have the same shape: coef_ has shape "
                 f"{self.coef_.shape} but this fit has {n_tasks} task(s) and {n_features} features."
             )
-        if zero_one:
+        if intercept:
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, zero_one):
+    def _store_results(self, X, targets, results, fit_intercept):
         n_features = X.shape[1]
         coef = np.empty((len(results), n_features))
         intercept = np.empty(len(results))
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
-            if zero_one:
+            if fit_intercept:
                 intercept[j] = w[n_features]
             else:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
@@ -414,7 +412,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 MissingQidWarning,
                 stacklevel=2,
             )
-        if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
+        if scores.ndim == 2 and loss_entry(self.loss).metric == "accuracy":
             return float(np.mean(self.predict(X) == y))
         options = {"qid": qid, "loss": self.loss, "gains": gains,
                    "k": self._loss_params().get("k")}

@@ -29,13 +29,12 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from ssvm._queries import check_relevance_grades, resolve_queries
-from ssvm.losses import QSLoss, ranking_loss
+from ssvm.losses import loss_entry, ranking_loss
+from ssvm.losses.registry import GAINS
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
            "mean_ndcg", "accuracy_threshold"]
 
-GAINS = ("binary", "linear", "exponential")
-_BINARY_LOSSES = ("ap", "ndcg", "precision_at_k")
 
 
 def mean_average_precision(y_true, y_score, *, qid=None):
@@ -203,40 +202,54 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None
     if not np.all(np.isfinite(y_score)):
         raise ValueError("y_score contains NaN or infinity.")
     grades = check_relevance_grades(y_true, y_score.shape[0], name="y_true")
-    per_query = _per_query_function(loss, gains, k, grades)
-    graded = _is_ndcg(loss) and gains != "binary"
-    values = []
-    for q in resolve_queries(y_score.shape[0], qid=qid):
-        g = grades[q]
-        if _is_loss(loss, "zero_one"):
-            values.append(float(np.mean((y_score[q] > 0) == (g > 0))))
-        elif (g.min() < g.max()) if graded else (0 < np.count_nonzero(g > 0) < g.shape[0]):
-            values.append(per_query(y_score[q], g))
+    entry = loss_entry(loss)
+    per_query = _per_query_function(loss, entry, gains, k, grades)
+    if entry.metric == "accuracy":
+        counts = _every_query
+    else:
+        counts = _several_grades if gains != "binary" else _both_classes
+    values = [per_query(y_score[q], grades[q]) for q in resolve_queries(y_score.shape[0], qid=qid)
+              if counts(grades[q])]
     return np.array(values, dtype=np.float64)
 
 
-def _per_query_function(loss, gains, k, grades):
+def _every_query(grades):
+    return True
+
+
+def _several_grades(grades):
+    return grades.min() < grades.max()
+
+
+def _both_classes(grades):
+    return 0 < np.count_nonzero(grades > 0) < grades.shape[0]
+
+
+def _accuracy(scores, grades):
+    return float(np.mean((scores > 0) == (grades > 0)))
+
+
+def _per_query_function(loss, entry, gains, k, grades):
     """``f(scores, grades) -> score`` of one counted query; ValueError on options the loss ignores."""
-    if not (isinstance(loss, QSLoss) or loss in _BINARY_LOSSES or _is_loss(loss, "zero_one")):
-        raise ValueError(f"unknown loss {loss!r}; choose from {_BINARY_LOSSES + ('zero_one',)} "
-                         "or pass a QSLoss instance.")
     if gains not in GAINS:
         raise ValueError(f"gains must be one of {GAINS}; got {gains!r}.")
-    if gains != "binary" and not _is_ndcg(loss):
-        raise ValueError(f"gains={gains!r} applies to NDCG only; loss {_loss_label(loss)!r} is binary.")
+    if gains != "binary" and gains not in entry.gains:
+        raise ValueError(f"gains={gains!r} applies to NDCG only; loss {entry.label!r} is binary.")
     if k is not None:
-        if not (_is_ndcg(loss) or _is_loss(loss, "precision_at_k")):
+        if not (entry.gains or "k" in entry.params):
             raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
-                             f"{_loss_label(loss)!r} does not use it.")
+                             f"{entry.label!r} does not use it.")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an integer >= 1; got {k!r}.")
     if gains != "binary" and np.any(grades < 0):
         raise ValueError(f"gains={gains!r} needs non-negative relevance grades.")
-    if _is_ndcg(loss) and (gains != "binary" or k is not None):
+    if entry.metric == "accuracy":
+        return _accuracy
+    if entry.gains and (gains != "binary" or k is not None):
         gain = {"binary": lambda g: (g > 0).astype(np.float64), "linear": lambda g: g,
                 "exponential": lambda g: np.exp2(g) - 1.0}[gains]
         return lambda s, g: _ndcg(s, gain(g), k)
-    params = {"k": 10 if k is None else int(k)} if _is_loss(loss, "precision_at_k") else {}
+    params = entry.check_params({"k": int(k)} if k is not None and "k" in entry.params else {})
     return lambda s, g: 1.0 - ranking_loss(s, g > 0, loss=loss, **params)
 
 
@@ -302,17 +315,3 @@ def accuracy_threshold(scores, relevant):
     lo, hi = s[i - 1], s[i]
     t = lo + (hi - lo) / 2
     return float(t if lo <= t < hi else lo)
-
-
-def _is_loss(loss, name):
-    """Whether ``loss`` (a name or a loss object) is the loss called ``name``."""
-    return isinstance(loss, str) and loss == name
-
-
-def _loss_label(loss):
-    """A loss's name, or its class name for a loss object (for messages)."""
-    return loss if isinstance(loss, str) else type(loss).__name__
-
-
-def _is_ndcg(loss):
-    return _is_loss(loss, "ndcg")

@@ -138,7 +138,8 @@ class DirectRankLoss(torch.nn.Module):
 
     Parameters
     ----------
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
+        Task loss; ``ssvm.losses.loss_entry(loss).directions`` lists the directions it has.
     epsilon : float, default=0.1
         ε > 0. The gradient scales like 1/ε; the useful ε depends on the scale of the scores.
     direction : {"positive", "negative", "perceptron"}, default="positive"

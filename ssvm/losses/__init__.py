@@ -10,7 +10,8 @@ O(N log P); for AP and NDCG with P ≥ N/50 one packed-key sort and a certified 
 ``"yue"`` / ``"chakrabarti"`` (sort everything, O(PN + N log N)), ``"search"``
 (Algorithm 3), ``"dp"`` (Song et al., also the loss-diminished direction via
 :func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``; which
-oracle serves which loss is one declarative table (:mod:`ssvm.losses.registry`).  The kernels are
+oracle serves which loss, and everything else ssvm knows about a loss, is one declarative table
+(:mod:`ssvm.losses.registry`, read through :func:`loss_entry`).  The kernels are
 compiled by numba on first use and cached on disk; :func:`warm_up` (``ssvm warmup``) does it up
 front, saying so.
 """
@@ -20,10 +21,12 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 from .registry import (
                        LOSS_NAMES,
                        ORACLE_NAMES,
+                       LossEntry,
                        Oracle,
                        as_oracle,
                        get_oracle,
                        loss_augmented_inference,
+                       loss_entry,
                        ranking_loss,
                        supported_oracles,
 )
@@ -33,6 +36,7 @@ from .warmup import warm_up
 
 __all__ = [
     "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
-    "supported_oracles", "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
+    "supported_oracles", "loss_entry", "LossEntry",
+    "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
     "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up",
 ]

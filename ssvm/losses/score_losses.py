@@ -23,19 +23,15 @@ the mean over the queries left, and a ValueError says so when none is left.
 import numpy as np
 
 from .._queries import check_relevance_grades, informative_queries, resolve_queries
-from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
-from .dp import ap_direct_loss_inference
-from .graded import check_grades, graded_ranked_by_score
-from .rank_losses import APLoss, NDCGLoss
-from .registry import Oracle, get_oracle
+from .graded import check_grades
+from .oracle import Oracle
+from .registry import DIRECTIONS, LOSS_NAMES, get_oracle, loss_entry
 
 __all__ = ["rank_hinge", "direct_loss_gradient", "direct_loss_oracle", "evaluate_hinge", "evaluate_direct",
            "DIRECTIONS", "DIRECT_LOSSES"]
 
-DIRECTIONS = ("positive", "negative", "perceptron")
-#: loss -> directions direct_loss_gradient serves for it
-DIRECT_LOSSES = {"ap": DIRECTIONS, "ndcg": ("positive", "perceptron"), "zero_one": DIRECTIONS}
-_RANK_LOSSES = {"ap": APLoss(), "ndcg": NDCGLoss()}
+#: loss name -> directions direct_loss_gradient serves for it (from the loss table)
+DIRECT_LOSSES = {name: loss_entry(name).directions for name in LOSS_NAMES if loss_entry(name).directions}
 
 
 def _check_scores(scores):
@@ -60,7 +56,7 @@ def _score_hinge(scores, y, qid, oracle):
 
     s, dtype = _check_scores(scores)
     if oracle.graded:  # graded NDCG: the grades themselves, queries with two distinct grades
-        target = check_grades(y, s.shape[0], gain=oracle.params["gain"])
+        target = check_grades(y, s.shape[0], gain=oracle.gain)
     else:
         target = check_relevance_grades(y, s.shape[0]) > 0
     if s.shape[0] == 0:
@@ -179,12 +175,13 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     qid : array-like of shape (n,), optional
         Query id of each row; by default one query. Queries without a relevant or without an
         irrelevant row are skipped.
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
-        Task loss Δ. ``"ndcg"`` has no negative direction (its loss-diminished problem is not
-        QS-suitable and has no dynamic program here). With grades and a graded ``gain`` (the
-        default for ``"ndcg"``), by linearity the positive gradient is
-        ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]`` over the grade thresholds (and the perceptron's
-        ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), the task loss the graded 1 − NDCG.
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
+        Task loss Δ (``ssvm.losses.loss_entry(loss).directions`` lists its directions). ``"ndcg"``
+        and loss objects have no negative direction (the loss-diminished problem is not QS-suitable
+        and has no dynamic program here). With grades and a graded ``gain`` (the default for
+        ``"ndcg"``), by linearity the positive gradient is ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]``
+        over the grade thresholds (the perceptron's ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), and the
+        task loss the graded 1 − NDCG.
     epsilon : float, default=0.1
         ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
     direction : {"positive", "negative", "perceptron"}, default="positive"
@@ -244,13 +241,15 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_para
         On an unknown loss or direction, a loss without that direction, or ε that is not a finite
         number > 0.
     """
-    if not isinstance(loss, str) or loss not in DIRECT_LOSSES:
-        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)}, got {loss!r}")
+    entry = loss_entry(loss)
+    if not entry.directions:
+        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)} or a QSLoss "
+                         f"instance, got {loss!r}")
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if direction not in DIRECT_LOSSES[loss]:
-        raise ValueError(f"loss {loss!r} has no {direction!r} direction (its loss-diminished inference is "
-                         f"not implemented); use one of {DIRECT_LOSSES[loss]}")
+    if direction not in entry.directions:
+        raise ValueError(f"loss {entry.name!r} has no {direction!r} direction (its loss-diminished inference is "
+                         f"not implemented); use one of {entry.directions}")
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
     eps = float(epsilon)
@@ -258,23 +257,14 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_para
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     augmented = get_oracle(loss, **loss_params)  # checks the parameters; graded NDCG for a graded gain
     inner = augmented if direction == "positive" else None
-    gain = augmented.params["gain"] if augmented.graded else None
-    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner, "gain": gain}
-    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", graded=augmented.graded)
+    params = {"by_score": entry.by_score, "arguments": entry.arguments(loss_params), "epsilon": eps,
+              "direction": direction, "inner": inner, "diminished": entry.diminished}
+    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", gain=augmented.gain)
 
 
-def _output_by_score(scores, y, starts, ends, loss, gain):
-    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query; graded NDCG: Σ_t α_t of them."""
-    if loss == "zero_one":
-        return labelled_by_score(scores, y, starts, ends)
-    if gain is not None:
-        return graded_ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss], gain)
-    return ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss])
-
-
-def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner, gain):
+def _direct_batch(scores, y, starts, ends, by_score, arguments, epsilon, direction, inner, diminished):
     """The direct-loss :class:`Oracle`'s batch form (see :func:`direct_loss_oracle`)."""
-    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss, gain)
+    c_w, delta_w = by_score(scores, y, starts, ends, **arguments)
     if direction == "perceptron":
         return c_w, delta_w
     if direction == "positive":
@@ -285,12 +275,7 @@ def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner, gain
                              f"epsilon {epsilon:.3g}); rescale the scores or raise epsilon")
         c_dir, _ = inner.batch(scaled, y, starts, ends)
         return (c_dir - c_w) / epsilon, delta_w
-    if loss == "zero_one":
-        c_dir, _ = zero_one_diminished(scores, y, starts, ends, epsilon)
-    else:
-        c_dir = np.zeros(scores.size)
-        for a, b in zip(starts, ends):
-            c_dir[a:b], _ = ap_direct_loss_inference(scores[a:b], y[a:b], epsilon, -1)
+    c_dir, _ = diminished(scores, y, starts, ends, epsilon)
     return (c_w - c_dir) / epsilon, delta_w
 
 

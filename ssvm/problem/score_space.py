@@ -18,7 +18,7 @@ import time
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ..losses.registry import as_oracle
+from ..losses.oracle import as_oracle
 
 __all__ = ["ScoreHinge", "check_relevance", "check_queries"]
 

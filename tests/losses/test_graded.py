@@ -218,7 +218,7 @@ def test_gradient_matches_finite_differences(gain):
         c, delta = graded_ndcg_oracle(s, grades, gain)
         h = 1e-7
 
-        def hinge(x):
+        def hinge(x, grades=grades):
             c_x, d_x = graded_ndcg_oracle(x, grades, gain)
             return d_x + x @ c_x
 
