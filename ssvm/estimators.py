@@ -21,7 +21,7 @@ from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_arr
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry, supported_oracles
 from ssvm.losses.graded import GAINS
-from ssvm.metrics import accuracy_threshold, one_vs_rest_score, ranking_score
+from ssvm.metrics import _renamed_gain, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
 from ssvm.solvers import SOLVERS
@@ -358,7 +358,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- score
 
-    def score(self, X, y, qid=None, gains="binary", sample_weight=None):
+    def score(self, X, y, qid=None, gain=None, sample_weight=None, *, gains=None):
         """One minus the mean task loss of the ranking by ``decision_function``.
 
         Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
@@ -377,12 +377,14 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             Query id per row: the score is then the mean over queries. Without it all rows
             form one query (a :class:`~ssvm.exceptions.MissingQidWarning` says so if the model
             was fitted with ``qid`` / ``group``).
-        gains : {"binary", "linear", "exponential"}, default="binary"
-            Gains of the NDCG (``loss="ndcg"`` only): binary, as trained, or graded —
-            ``y`` or ``2**y - 1`` (see :func:`ssvm.metrics.mean_ndcg`).
+        gain : {"exponential", "linear", "binary"}, default=None
+            Gains of the NDCG (``loss="ndcg"`` only; see :func:`ssvm.metrics.mean_ndcg`). None:
+            the estimator's ``gain``, the one it was trained with.
         sample_weight : None
             Not supported (a ValueError if given): per-query measures weigh queries equally.
             The argument exists so that ``Pipeline.score`` works with metadata routing.
+        gains : str, optional
+            The former name of ``gain`` (deprecated; a ``FutureWarning``).
 
         Returns
         -------
@@ -414,8 +416,10 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             )
         if scores.ndim == 2 and loss_entry(self.loss).metric == "accuracy":
             return float(np.mean(self.predict(X) == y))
-        options = {"qid": qid, "loss": self.loss, "gains": gains,
-                   "k": self._loss_params().get("k")}
+        gain = _renamed_gain(gain, gains)
+        if gain is None:
+            gain = self._loss_params().get("gain")
+        options = {"qid": qid, "loss": self.loss, "gain": gain, "k": self._loss_params().get("k")}
         if self._fitted_on_queries:
             return ranking_score(y, scores, **options)
         if scores.ndim == 1:
