@@ -27,7 +27,7 @@ from ._packed_keys import index_bits, repair
 from ._qs_walk import inverse_log_table
 from ._score_ranking import ranked_by_score
 from ._validation import check_grades
-from .qs import qs_batch
+from .qs import qs_batch, qs_oracle
 from .rank_losses import NDCGLoss
 
 __all__ = ["GAINS", "check_gain", "check_grades", "graded_ndcg_oracle", "graded_ndcg_batch", "combine_levels",
@@ -147,6 +147,8 @@ def graded_ndcg_oracle(scores, y, gain="exponential"):
     delta : float
         ``Σ_t α_t δ_t``, the graded 1 − NDCG of the maximiser.
     """
+    if np.asarray(y).dtype == bool:  # binary relevance: the binary oracle itself
+        return qs_oracle(scores, y, _NDCG)
     c, delta = graded_ndcg_batch(scores, y, np.array([0]), np.array([scores.size]), gain)
     return c, float(delta[0])
 
@@ -213,6 +215,9 @@ def graded_by_levels(scores, y, gain, binary, **binary_params):
     c : ndarray of float64, shape (n,)
     delta : float
     """
+    if np.asarray(y).dtype == bool:  # binary relevance: the binary oracle itself
+        return binary(scores, y, **binary_params)
+
     def per_query(s, yb, starts, ends):
         c_v = np.zeros(s.size)
         d_v = np.empty(starts.size)
