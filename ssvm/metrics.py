@@ -22,7 +22,7 @@ The functions take ``(y_true, y_score)`` in scikit-learn's order, so they plug i
     scorer = make_scorer(ndcg_at_k, response_method="decision_function", k=10, gain="exponential")
     scorer = scorer.set_score_request(qid=True)
 
-NDCG takes ``gain=`` (DESIGN.md §9): ``"exponential"`` (2^y − 1, the LETOR convention and the
+NDCG takes ``gain=``: ``"exponential"`` (2^y − 1, the LETOR convention and the
 default), ``"linear"`` (y) or ``"binary"`` ([y > 0]); with 0/1 labels the three agree, bit for bit.
 The older name ``gains=`` still works, with a ``FutureWarning``.
 """

@@ -54,7 +54,7 @@ class Oracle:
     name : str, default=""
         The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
     gain : str or None, default=None
-        The gain of a graded oracle (graded NDCG, DESIGN.md §9), which reads ``y`` as non-negative
+        The gain of a graded oracle (graded NDCG, :mod:`ssvm.losses.graded`), which reads ``y`` as non-negative
         integer grades (int64) instead of boolean relevance: the problem layer then carries the
         grades, and a query counts when its grades are not all equal. None: boolean relevance.
     """
