@@ -79,17 +79,19 @@ def loss_call(loss, scores, target, qid):
     return run
 
 
+def size_layouts(sizes):
+    """(n, layout) of every timed batch: one query, and queries of QUERY_SIZE rows when n is larger."""
+    return [(n, layout) for n in sizes for layout in ("one query", f"queries of {QUERY_SIZE}")
+            if layout == "one query" or n > QUERY_SIZE]
+
+
 def sweep(sizes, rng, repeats):
     rows = []
-    for n in sizes:
-        for layout in ("one query", f"queries of {QUERY_SIZE}"):
-            if layout != "one query" and n <= QUERY_SIZE:
-                continue
-            scores, target, qid = batch(n, layout, rng)
-            for name in LOSSES:
-                if name == "neg-AP" and dp_cells(n, layout) > MAX_DP_CELLS:
-                    continue
-                reps = repeats if n >= 10 ** 5 else 4 * repeats
+    for n, layout in size_layouts(sizes):
+        scores, target, qid = batch(n, layout, rng)
+        reps = repeats if n >= 10 ** 5 else 4 * repeats
+        for name in LOSSES:
+            if name != "neg-AP" or dp_cells(n, layout) <= MAX_DP_CELLS:
                 own, ref = time_pair(loss_call(make_loss(name, 0.1), scores, target, qid), scores, reps)
                 rows.append({"n": n, "layout": layout, "loss": name, "ms": 1e3 * own, "torch.sort ms": 1e3 * ref,
                              "x sort": own / ref})
@@ -100,20 +102,17 @@ def sweep(sizes, rng, repeats):
 def graded_sweep(sizes, rng, repeats):
     """Median forward + backward of the graded NDCG hinge and of the binary one on the same scores."""
     rows = []
-    for n in sizes:
-        for layout in ("one query", f"queries of {QUERY_SIZE}"):
-            if layout != "one query" and n <= QUERY_SIZE:
-                continue
-            scores, _, qid = batch(n, layout, rng)
-            grades = torch.from_numpy(rng.choice(len(GRADE_FREQUENCIES), n, p=GRADE_FREQUENCIES))
-            graded = loss_call(RankHingeLoss("ndcg", gain="exponential"), scores, grades, qid)
-            binary = loss_call(RankHingeLoss("ndcg", gain="binary"), scores, grades, qid)
-            reps = repeats if n >= 10 ** 5 else 4 * repeats
-            own, ref = time_pair(graded, scores, reps)
-            own_b, _ = time_pair(binary, scores, reps)
-            rows.append({"n": n, "layout": layout, "graded ms": 1e3 * own, "binary ms": 1e3 * own_b,
-                         "graded / binary": own / own_b, "torch.sort ms": 1e3 * ref})
-            logger.info("n=%d %s graded %.2f ms, binary %.2f ms", n, layout, 1e3 * own, 1e3 * own_b)
+    for n, layout in size_layouts(sizes):
+        scores, _, qid = batch(n, layout, rng)
+        grades = torch.from_numpy(rng.choice(len(GRADE_FREQUENCIES), n, p=GRADE_FREQUENCIES))
+        graded = loss_call(RankHingeLoss("ndcg", gain="exponential"), scores, grades, qid)
+        binary = loss_call(RankHingeLoss("ndcg", gain="binary"), scores, grades, qid)
+        reps = repeats if n >= 10 ** 5 else 4 * repeats
+        own, ref = time_pair(graded, scores, reps)
+        own_b, _ = time_pair(binary, scores, reps)
+        rows.append({"n": n, "layout": layout, "graded ms": 1e3 * own, "binary ms": 1e3 * own_b,
+                     "graded / binary": own / own_b, "torch.sort ms": 1e3 * ref})
+        logger.info("n=%d %s graded %.2f ms, binary %.2f ms", n, layout, 1e3 * own, 1e3 * own_b)
     return rows
 
 
