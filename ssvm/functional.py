@@ -19,6 +19,7 @@ import numpy as np
 
 from ssvm._queries import check_relevance, informative_queries, resolve_queries
 from ssvm.losses.direct import direct_loss_oracle
+from ssvm.losses.graded import check_grades
 from ssvm.losses.registry import get_oracle
 from ssvm.problem.score_space import ScoreHinge
 
@@ -44,11 +45,14 @@ def _score_hinge(scores, y, qid, oracle):
     """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
     queries that have a positive and a negative."""
     s, dtype = _check_scores(scores)
-    relevant = check_relevance(y, s.shape[0])
+    if oracle.graded:  # graded NDCG: the grades themselves, queries with two distinct grades
+        target = check_grades(y, s.shape[0], gain=oracle.gain)
+    else:
+        target = check_relevance(y, s.shape[0])
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
-    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), relevant, warn=False)
-    return s, dtype, ScoreHinge(relevant, queries, oracle, check_input=False)
+    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), target, warn=False)
+    return s, dtype, ScoreHinge(target, queries, oracle, check_input=False)
 
 
 def evaluate_hinge(oracle, scores, y, qid=None):
@@ -103,16 +107,22 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
         Real, finite scores (a network's outputs), any float or integer dtype.
     y : array-like of shape (n,)
         Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or graded labels).
+        For ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer grades,
+        used as grades (AP, precision@k and 0-1 keep the ``y > 0`` rule).
     qid : array-like of shape (n,), optional
         Query id of each row (rows of a query need not be consecutive); by default all rows form one
-        query. Queries without a relevant or without an irrelevant row are skipped.
+        query. Queries without a relevant or without an irrelevant row are skipped (graded NDCG:
+        queries whose grades are all equal).
     loss : str or QSLoss, default="ap"
         ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"`` or a QS loss object.
     oracle : str, default="auto"
         Loss-augmented inference (see :func:`ssvm.losses.supported_oracles`); every exact oracle
         gives the same value and gradient.
     **loss_params
-        ``k`` for ``"precision_at_k"``.
+        ``k`` for ``"precision_at_k"``; ``gain`` for ``"ndcg"``: ``"exponential"`` (2^r − 1,
+        default), ``"linear"`` (r) or ``"binary"`` ([r > 0]) — the graded hinge
+        ``Σ_t α_t H_t`` over the grade thresholds (docs: "How it works"); with 0/1 labels all three are
+        the binary NDCG hinge, bit for bit.
 
     Returns
     -------
@@ -139,7 +149,7 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
     return evaluate_hinge(get_oracle(loss, oracle, **loss_params), scores, y, qid)
 
 
-def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction="positive"):
+def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction="positive", **loss_params):
     """Task loss of the ranking by score and Song et al.'s direct-loss gradient (ICML 2016, eqs. 2–3).
 
     With F(R) = s·Ψ(R), R_w = argmax_R F(R) (the ranking by score, ties by index) and
@@ -158,7 +168,10 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
         Task loss Δ (``ssvm.losses.loss_entry(loss).directions`` lists its directions). ``"ndcg"``
         and loss objects have no negative direction (the loss-diminished problem is not QS-suitable
-        and has no dynamic program here).
+        and has no dynamic program here). With grades and a graded ``gain`` (the default for
+        ``"ndcg"``), by linearity the positive gradient is ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]``
+        over the grade thresholds (the perceptron's ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), and the
+        task loss the graded 1 − NDCG.
     epsilon : float, default=0.1
         ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
     direction : {"positive", "negative", "perceptron"}, default="positive"
@@ -166,6 +179,8 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
         QS for AP and NDCG). ``"negative"``: F − εΔ (towards better; the dynamic program of Song et
         al. for AP, a per-row rule for 0-1). ``"perceptron"``: the gradient Ψ(R_w) − Ψ(R*) of the
         perceptron loss F(R_w) − F(R*) (Song et al.'s "per-AP"; ``epsilon`` unused).
+    **loss_params
+        ``gain`` for ``"ndcg"`` (see :func:`rank_hinge`).
 
     Returns
     -------
@@ -193,4 +208,4 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     >>> direct_loss_gradient(scores, y, epsilon=1.0, direction="negative")[1].tolist()  # ... or last
     [0.0, 1.0, -1.0]
     """
-    return evaluate_direct(direct_loss_oracle(loss, epsilon, direction), scores, y, qid)
+    return evaluate_direct(direct_loss_oracle(loss, epsilon, direction, **loss_params), scores, y, qid)

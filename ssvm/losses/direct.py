@@ -23,12 +23,12 @@ __all__ = ["direct_loss_oracle", "DIRECTIONS", "DIRECT_LOSSES"]
 DIRECT_LOSSES = {name: loss_entry(name).directions for name in LOSS_NAMES if loss_entry(name).directions}
 
 
-def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
+def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_params):
     """The :class:`~ssvm.losses.Oracle` whose answer per query is the direct-loss gradient.
 
     Parameters
     ----------
-    loss, epsilon, direction
+    loss, epsilon, direction, **loss_params
         As in :func:`ssvm.losses.direct_loss_gradient`.
 
     Returns
@@ -57,10 +57,11 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
     eps = float(epsilon)
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    inner = get_oracle(loss) if direction == "positive" else None
-    params = {"by_score": entry.by_score, "arguments": entry.arguments({}), "epsilon": eps,
+    augmented = get_oracle(loss, **loss_params)  # checks the parameters; graded NDCG for a graded gain
+    inner = augmented if direction == "positive" else None
+    params = {"by_score": entry.by_score, "arguments": entry.arguments(loss_params), "epsilon": eps,
               "direction": direction, "inner": inner, "diminished": entry.diminished}
-    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}")
+    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", gain=augmented.gain)
 
 
 def _direct_batch(scores, y, starts, ends, by_score, arguments, epsilon, direction, inner, diminished):

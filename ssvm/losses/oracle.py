@@ -53,12 +53,22 @@ class Oracle:
         Keyword arguments of both functions (the loss object, ``k``, ...).
     name : str, default=""
         The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
+    gain : str or None, default=None
+        The gain of a graded oracle (graded NDCG, :mod:`ssvm.losses.graded`), which reads ``y`` as non-negative
+        integer grades (int64) instead of boolean relevance: the problem layer then carries the
+        grades, and a query counts when its grades are not all equal. None: boolean relevance.
     """
 
     single: Callable
     batched: Optional[Callable] = None
     params: dict = field(default_factory=dict)
     name: str = ""
+    gain: Optional[str] = None
+
+    @property
+    def graded(self):
+        """Whether the oracle reads ``y`` as grades (it has a ``gain``)."""
+        return self.gain is not None
 
     def __call__(self, scores, y):
         """``(c, delta)`` of one query (no validation: see :func:`loss_augmented_inference`)."""

@@ -16,10 +16,19 @@ from typing import Callable, Optional
 import numpy as np
 
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
-from ._validation import validate_scores_labels
+from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
+from .graded import (
+    GAINS,
+    check_gain,
+    graded_by_levels,
+    graded_ndcg_batch,
+    graded_ndcg_oracle,
+    graded_ndcg_value,
+    graded_ranked_by_score,
+)
 from .greedy import search_oracle, sorted_scan_oracle
 from .oracle import Oracle, OracleSpec, as_oracle
 from .qs import qs_batch, qs_oracle
@@ -33,7 +42,6 @@ ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
 #: gains of a graded measure (:func:`ssvm.metrics.mean_ndcg`)
-GAINS = ("binary", "linear", "exponential")
 METRICS = ("ranking", "accuracy")
 
 
@@ -51,6 +59,13 @@ def _rank_value(s, yb, loss):
     counts = np.bincount(np.searchsorted(neg_before, np.arange(1, (~yb).sum() + 1), side="left") + 1,
                          minlength=n_pos + 2)[1:]
     return float(loss.value(counts))
+
+
+def _ndcg_value(s, y, loss, gain):
+    """1 − NDCG of the ranking by score: binary for boolean ``y``, else graded with ``gain``."""
+    if y.dtype == bool:
+        return _rank_value(s, y, loss)
+    return 1.0 - graded_ndcg_value(s, y, gain)
 
 
 def _zero_one_value(s, yb):
@@ -164,7 +179,8 @@ _REGISTRY = {
                     auto="qs", value=_rank_value, loss_object=APLoss, by_score=ranked_by_score,
                     diminished=ap_diminished),
     "ndcg": LossEntry("ndcg", "NDCG", {**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)},
-                      auto="qs", value=_rank_value, loss_object=NDCGLoss, gains=GAINS, by_score=ranked_by_score),
+                      auto="qs", value=_ndcg_value, loss_object=NDCGLoss, params={"gain": ("exponential", check_gain)},
+                      gains=GAINS, binary_only=False, by_score=graded_ranked_by_score),
     "zero_one": LossEntry("zero_one", "0-1", {"auto": OracleSpec(zero_one_oracle, zero_one_batch),
                                               "brute": OracleSpec(zero_one_brute_oracle)},
                           auto="auto", value=_zero_one_value, metric="accuracy", intercept=True,
@@ -247,13 +263,18 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     oracle : str, default="auto"
         One of ``supported_oracles(loss)``; ``"auto"`` picks the fastest exact one.
     **loss_params
-        ``k`` (int ≥ 1, default 10) for ``"precision_at_k"``; nothing else.
+        ``k`` (int ≥ 1, default 10) for ``"precision_at_k"``; ``gain`` for ``"ndcg"``:
+        ``"exponential"`` (g(r) = 2^r − 1, the default), ``"linear"`` (g(r) = r) or ``"binary"``
+        ([r > 0]); nothing else.
 
     Returns
     -------
     Oracle
         Callable as ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``
-        and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable.
+        and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable. For
+        NDCG with a ``gain`` other than ``"binary"`` it is the graded oracle (``f.graded``): ``y`` is
+        then int64 grades and ``(c, delta) = Σ_t α_t (c_t, δ_t)`` over the grade thresholds
+        (:mod:`ssvm.losses.graded`).
 
     Raises
     ------
@@ -273,7 +294,18 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     batched = spec.batched
     if "loss" in params and not params["loss"].compiled_batch:
         batched = None
+    gain = params.pop("gain", "binary")
+    if gain != "binary":
+        return _graded_oracle(name, spec, params, gain)
     return Oracle(spec.single, batched, params, name)
+
+
+def _graded_oracle(name, spec, params, gain):
+    """Graded NDCG by threshold decomposition (:mod:`ssvm.losses.graded`): the fused QS kernel, or
+    any other binary NDCG oracle summed over the grade levels."""
+    if name == "qs":
+        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, gain=gain)
+    return Oracle(graded_by_levels, None, {"gain": gain, "binary": spec.single, **params}, name, gain=gain)
 
 
 def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params):
@@ -285,13 +317,14 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
         Scores s = X w of the query's samples (finite).
     y : array-like of shape (n,)
         Relevance: bool, or numbers of which those > 0 are relevant; needs a positive and a
-        negative.
+        negative. For ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer
+        grades, two distinct ones at least (AP and precision@k keep the ``y > 0`` rule).
     loss : str or QSLoss, default="ap"
         See :func:`get_oracle`.
     oracle : str, default="auto"
         See :func:`supported_oracles`.
     **loss_params
-        ``k`` for ``"precision_at_k"``.
+        ``k`` for ``"precision_at_k"``, ``gain`` for ``"ndcg"`` (see :func:`get_oracle`).
 
     Returns
     -------
@@ -318,6 +351,9 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     0.6667
     """
     f = get_oracle(loss, oracle, **loss_params)
+    if f.graded:
+        s, grades = validate_scores_grades(scores, y, f.gain)
+        return f(s, grades)
     s, yb = validate_scores_labels(scores, y)
     return f(s, yb)
 
@@ -329,12 +365,13 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     ----------
     scores : array-like of shape (n,)
     y : array-like of shape (n,)
-        Binary relevance; needs a positive and a negative.
+        Binary relevance; needs a positive and a negative. Grades for ``"ndcg"`` with a graded
+        ``gain`` (two distinct ones at least).
     loss : str or QSLoss, default="ap"
-        ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG, ``"zero_one"`` → error rate of
-        ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, or a QS loss object.
+        ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG (graded: gains as ``gain``), ``"zero_one"`` →
+        error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, or a QS loss object.
     **loss_params
-        ``k`` for ``"precision_at_k"`` (default 10, clipped to n).
+        ``k`` for ``"precision_at_k"`` (default 10, clipped to n), ``gain`` for ``"ndcg"``.
 
     Returns
     -------
@@ -347,5 +384,8 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     """
     entry = loss_entry(loss)
     arguments = entry.arguments(loss_params)
+    if arguments.get("gain", "binary") != "binary":
+        s, grades = validate_scores_grades(scores, y, arguments["gain"])
+        return entry.value(s, grades if grades.max() > 1 else grades > 0, **arguments)  # 0/1: binary, bit for bit
     s, yb = validate_scores_labels(scores, y)
     return entry.value(s, yb, **arguments)

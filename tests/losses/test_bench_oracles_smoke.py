@@ -22,6 +22,7 @@ def test_bench_oracles_quick(tmp_path):
     big = [r for r in data["large_p"] if r["oracle"] == "qs"]
     assert len(big) == 4 and all(r["ms"] > 0 and r["P"] > 500 for r in big)
     assert "Batched" in proc.stdout
-    assert {(r["loss"], r["oracle"]) for r in data["batched"]} == {("ap", "qs"), ("ndcg", "qs"), ("zero_one", "auto")}
+    assert {(r["loss"], r["oracle"]) for r in data["batched"]} == {("ap", "qs"), ("ndcg", "qs"), ("ndcg graded", "qs"),
+                                                                      ("zero_one", "auto")}
     assert all(r["ms"] > 0 and r["loop_ms"] > 0 for r in data["batched"])
     assert [p.name for p in (tmp_path / "plots").iterdir()] == ["oracle_times.png"]
