@@ -18,12 +18,11 @@ import time
 import numpy as np
 import torch
 from _deep import mlp
-from _graded import METRICS, GradedReferenceLoss, graded_metrics, padded, paired_rows, pairwise_loss
+from _graded import METRICS, graded_metrics, padded, paired_rows, pairwise_loss
 from _graded_linear import pooled_letor, query_folds
 
-from ssvm.losses.score_losses import direct_loss_oracle
 from ssvm.metrics import mean_ndcg
-from ssvm.nn import RankHingeLoss
+from ssvm.nn import DirectRankLoss, RankHingeLoss
 
 REFERENCE = "hinge-NDCG graded (exp gains)"
 MAIN = (REFERENCE, "hinge-NDCG graded (linear gains)", "hinge-NDCG binary", "x-ent", "lambdaLoss NDCG-Loss2++")
@@ -50,16 +49,12 @@ def make_objective(method, epsilon=None):
     """``f(scores, grades, qid) -> loss`` of a method (grades a float tensor, qid a numpy array)."""
     kind, options = METHODS[method]
     scale = options.get("scale", 1.0)
-    if kind == "graded":
-        loss = GradedReferenceLoss(options["gain"])
-        return lambda s, r, q: loss(scale * s, r.numpy(), q)
+    if kind in ("graded", "binary"):
+        loss = RankHingeLoss("ndcg", gain=options.get("gain", "binary"))
+        return lambda s, r, q: loss(scale * s, r, q)
     if kind == "direct":
-        loss = GradedReferenceLoss(options["gain"], inner=direct_loss_oracle("ndcg", epsilon, "positive"),
-                                   hinge=False)
-        return lambda s, r, q: loss(s, r.numpy(), q)
-    if kind == "binary":
-        loss = RankHingeLoss("ndcg")
-        return lambda s, r, q: loss(s, r > 0, q)
+        loss = DirectRankLoss("ndcg", epsilon=epsilon, direction="positive", gain=options["gain"])
+        return lambda s, r, q: loss(s, r, q)
     if kind == "x-ent":
         return lambda s, r, q: torch.nn.functional.binary_cross_entropy_with_logits(s, (r > 0).to(s.dtype))
 

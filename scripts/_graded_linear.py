@@ -16,33 +16,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from _graded import METRICS, graded_metrics, graded_oracle, graded_queries, paired_rows
+from _graded import METRICS, graded_metrics, paired_rows
 
 from ssvm import RankSVM
 from ssvm.datasets import load_letor_sample
-from ssvm.problem import StructuredHinge
-from ssvm.solvers import SOLVERS
 
 REFERENCE = "NDCG-SVM graded (exp gains)"
 C_GRID = (0.1, 1.0, 10.0, 100.0)
-
-
-class GradedNDCGSVM:
-    """Linear graded NDCG-SVM: ``½‖w‖² + C · mean_q Σ_t α_t H_t(w)`` minimised by the cutting-plane
-    solver with the per-threshold reference oracle (:mod:`_graded`)."""
-
-    def __init__(self, C, gain="exponential", random_state=None):
-        self.C, self.gain, self.random_state = C, gain, random_state
-
-    def fit(self, X, grades, qid):
-        problem = StructuredHinge(X, grades.astype(np.float64), graded_queries(grades, qid),
-                                  graded_oracle(self.gain), check_input=False)
-        self.coef_ = SOLVERS["cutting_plane"](problem, self.C, tol=1e-3,
-                                              random_state=self.random_state).w
-        return self
-
-    def decision_function(self, X):
-        return X @ self.coef_
 
 
 def _svm(factory):
@@ -52,9 +32,10 @@ def _svm(factory):
 def model_specs(quick, seed):
     """name -> {"grid": list of hyper-parameter dicts, "make": params -> unfitted model}."""
     specs = {
-        REFERENCE: _svm(lambda p: GradedNDCGSVM(p["C"], "exponential", seed)),
-        "NDCG-SVM graded (linear gains)": _svm(lambda p: GradedNDCGSVM(p["C"], "linear", seed)),
-        "NDCG-SVM binary": _svm(lambda p: RankSVM(loss="ndcg", C=p["C"], random_state=seed)),
+        REFERENCE: _svm(lambda p: RankSVM(loss="ndcg", gain="exponential", C=p["C"], random_state=seed)),
+        "NDCG-SVM graded (linear gains)": _svm(lambda p: RankSVM(loss="ndcg", gain="linear", C=p["C"],
+                                                                random_state=seed)),
+        "NDCG-SVM binary": _svm(lambda p: RankSVM(loss="ndcg", gain="binary", C=p["C"], random_state=seed)),
         "AP-SVM": _svm(lambda p: RankSVM(loss="ap", C=p["C"], random_state=seed)),
     }
     trees = (30,) if quick else (100, 300)
@@ -106,7 +87,7 @@ def _xgboost(seed):
 
 def _fit(model, X, grades, qid):
     if isinstance(model, RankSVM):
-        return model.fit(X, grades, qid=qid)
+        return model.fit(X, grades, qid=qid)  # grades: the NDCG-SVMs use them with their gain
     return model.fit(X, grades, qid)
 
 

@@ -137,7 +137,7 @@ def main(argv=None):
             tables.append(format_table(graded_rows, title=(
                 f"LETOR sample, graded relevance: test exponential-gain NDCG, NDCG@10 and AP (%), mean ± s.e. "
                 f"over {n_graded} query folds ({graded['n_queries']} queries), and the paired difference to "
-                "the graded NDCG-SVM; hyper-parameters by 3-fold CV inside each training part")))
+                "the graded NDCG-SVM; hyper-parameters by NDCG on a validation quarter of each training part")))
         elif name == "letor":
             data = letor_task(args.quick)
             for transform in args.letor_transforms:
