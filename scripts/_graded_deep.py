@@ -43,6 +43,19 @@ METHODS = {
                                                       "batch": None}),
 }
 EPSILONS = (0.1, 1.0)
+#: (question, method, against): the paired contrasts that isolate one candidate cause of the gap
+CONTRASTS = (
+    ("ΔNDCG pair weights, logistic loss", "lambdaLoss NDCG-Loss2++", "RankNet (lambdaLoss, uniform pair weights)"),
+    ("logistic vs hinge, same pair weights", "lambdaLoss NDCG-Loss2++", "pairwise hinge, NDCG-Loss2++ weights"),
+    ("weighted pairs vs the structured hinge's 1/(P_t N_t)", "pairwise hinge, NDCG-Loss2++ weights", REFERENCE),
+    ("grades: graded vs binary hinge", REFERENCE, "hinge-NDCG binary"),
+    ("margin 10x larger than the scores' scale", "hinge-NDCG graded, scores x 0.1", REFERENCE),
+    ("margin 10x smaller than the scores' scale", "hinge-NDCG graded, scores x 10", REFERENCE),
+    ("direct loss vs hinge, graded", "pos-NDCG graded (direct loss)", REFERENCE),
+    ("full batch vs 16 queries, hinge", "hinge-NDCG graded, full batch", REFERENCE),
+    ("full batch vs 16 queries, lambdaLoss", "lambdaLoss NDCG-Loss2++, full batch", "lambdaLoss NDCG-Loss2++"),
+    ("the target: graded hinge vs lambdaLoss", REFERENCE, "lambdaLoss NDCG-Loss2++"),
+)
 
 
 def make_objective(method, epsilon=None):
@@ -152,4 +165,26 @@ def graded_part(args, sizes, logger):
              f"NDCG, NDCG@10 and AP (%), mean ± s.e. over {len(folds)} seeds (each its own test fold), and the "
              f"paired difference to the graded hinge; lr in {list(sizes['graded_lrs'])} and the epoch "
              f"(of {sizes['graded_epochs']}, batches of 16 queries) by validation NDCG")
-    return format_table(rows, title=title), {"rows": rows, "per_seed": results}
+    contrasts = contrast_rows(results)
+    tables = format_table(rows, title=title)
+    if contrasts:
+        tables += "\n\n" + format_table(contrasts, title=(
+            "Paired contrasts (mean ± s.e. over the seeds of method − against, exponential-gain NDCG / NDCG@10, "
+            "points; 'wins' = seeds where the method is ahead in NDCG)"))
+    return tables, {"rows": rows, "per_seed": results, "contrasts": contrasts}
+
+
+def contrast_rows(results):
+    """One row per :data:`CONTRASTS` entry whose two methods ran."""
+    rows = []
+    for question, method, against in CONTRASTS:
+        if method not in results or against not in results:
+            continue
+        row = {"question": question, "method": method, "against": against}
+        for m in ("NDCG", "NDCG@10"):
+            d = np.array([a[m] - b[m] for a, b in zip(results[method], results[against])])
+            row[f"Δ{m}"] = f"{d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}"
+            if m == "NDCG":
+                row["wins"] = f"{int(np.sum(d > 0))}/{d.size}"
+        rows.append(row)
+    return rows
