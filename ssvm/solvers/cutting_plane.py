@@ -116,6 +116,16 @@ class _Model:
         self.cvx = CvxpyDualQP(capacity, C) if qp == "cvxpy" else None
         self.qp_seconds = 0.0
 
+    def load(self, b, A):
+        """Put warm-start planes into the (empty) working set, with zero dual weight."""
+        for b_k, a_k in zip(b, A):
+            self.ws.add(float(b_k), a_k)
+
+    def planes(self):
+        """The working set's planes ``(b, A)`` (copies)."""
+        _, b, A = self.ws.views()
+        return b.copy(), A.copy()
+
     def add_and_solve(self, b, a):
         """Add the plane ``H(w) ≥ b + a·w`` and re-solve; return the model's minimiser and the
         (exact) dual value of the new α, a lower bound on ``min J``."""
@@ -235,7 +245,7 @@ def _line_search(q1, q2, C, h0, g0, evaluate, *, t_max=1.0, rtol=_LS_RTOL,
 
 def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *, qp="auto",
                   capacity=100, prune_after=10, ocas=True, line_search=False, mu=_CUT_MU,
-                  random_state=None):
+                  random_state=None, planes=None):
     """Minimise ``J(w) = ½‖w‖² + C·H(w)`` with the 1-slack cutting-plane method.
 
     Each round adds the supporting plane of ``H`` at one point (one full oracle pass) to the
@@ -293,13 +303,20 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
         ``μ``; ``mu=1`` cuts at ``w_c``.
     random_state : None
         Unused (the method is deterministic); accepted for a uniform solver signature.
+    planes : tuple (b, A) of ndarrays of shapes (K,) and (K, n_features), optional
+        Warm-start bundle: planes ``H(w) ≥ b_k + a_k·w`` valid for this ``problem``, loaded into the
+        working set before the first round (the newest ``capacity - 1`` of them if more). ``H``
+        does not depend on ``C``, so the result's ``planes`` of a solve at one ``C`` are valid
+        for every other ``C`` (the warm path over C of :class:`ssvm.RankSVMCV`); the stopping
+        rule is unchanged.
 
     Returns
     -------
     SolverResult
-        ``w`` is the evaluated point with the lowest ``J``. History records (one per round) carry,
-        besides the common keys, ``qp_seconds`` (cumulative), ``n_planes`` and ``oracle_passes``
-        (cumulative full oracle passes; more than the rounds with line search).
+        ``w`` is the evaluated point with the lowest ``J``; ``planes`` the final working set
+        ``(b, A)``. History records (one per round) carry, besides the common keys,
+        ``qp_seconds`` (cumulative), ``n_planes`` and ``oracle_passes`` (cumulative full oracle
+        passes; more than the rounds with line search).
     """
     C, tol, max_iter, w = check_args(problem, C, tol, max_iter, w0)
     if qp not in ("auto", "active_set", "cvxpy"):
@@ -319,6 +336,8 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     if not isinstance(mu, numbers.Real) or not 0 < mu <= 1:
         raise ValueError(f"mu must lie in (0, 1], got {mu!r}")
     model = _Model(problem.n_features, C, qp, int(capacity), int(prune_after))
+    if planes is not None:
+        model.load(*_check_planes(planes, problem.n_features, int(capacity) - 1))
     rec = Recorder(problem, callback)
     if ocas:
         it, best_J, best_dual, best_w, converged = _ocas_loop(
@@ -330,7 +349,24 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
                 "plain" if not ocas else "OCAS" + (" + line search" if line_search else ""),
                 it, best_J, best_J - best_dual, converged)
     return SolverResult(w=best_w, n_iter=it, objective=best_J, converged=converged,
-                        history=rec.history)
+                        history=rec.history, planes=model.planes())
+
+
+def _check_planes(planes, n_features, room):
+    """The warm-start bundle ``(b, A)`` as float arrays (the newest ``room`` planes)."""
+    try:
+        b, A = planes
+    except (TypeError, ValueError):
+        raise ValueError("planes must be a pair (b, A) of arrays of shapes (K,) and "
+                         f"(K, {n_features})") from None
+    b = np.asarray(b, dtype=np.float64)
+    A = np.asarray(A, dtype=np.float64)
+    if b.ndim != 1 or A.shape != (b.size, n_features):
+        raise ValueError(f"planes (b, A) must have shapes (K,) and (K, {n_features}); got "
+                         f"{b.shape} and {A.shape}")
+    if not (np.all(np.isfinite(b)) and np.all(np.isfinite(A))):
+        raise ValueError("planes contain NaN or infinity")
+    return b[-room:], A[-room:]
 
 
 def _plain_loop(problem, C, tol, max_iter, w, model, rec):
