@@ -10,6 +10,7 @@ from joblib import parallel_config
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, GroupKFold, GroupShuffleSplit, KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ssvm import RankSVM, RankSVMCV
 from ssvm._queries import informative_queries, resolve_queries
@@ -188,3 +189,9 @@ def test_default_grid_and_verbose(letor, capsys):
     assert search.scores_.shape == search.n_iter_.shape == (2, 3)
     out = capsys.readouterr().out
     assert "RankSVMCV fold 1: C=1e+04" in out and "C_=" in out
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks([RankSVMCV(Cs=[0.1, 1.0], cv=2, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
