@@ -91,8 +91,12 @@ def test_warm_path_reaches_every_certified_optimum(letor):
         # both certified: each within tol of min J, so of each other
         assert abs(warm.objective - cold.objective) <= tol * max(warm.objective, cold.objective)
         assert warm.objective == pytest.approx(problem.objective(warm.w, C))
+        # the bundle's point is the returned w, its H is H(w) and its last plane is tight there
+        b, A = warm.planes.b, warm.planes.A
+        np.testing.assert_array_equal(warm.planes.w, warm.w)
+        assert warm.planes.H == pytest.approx(problem.hinge_value(warm.w), rel=1e-12, abs=1e-15)
+        assert b[-1] + A[-1] @ warm.w == pytest.approx(warm.planes.H, rel=1e-9, abs=1e-12)
         # every carried plane is a lower bound of H, wherever it is evaluated
-        b, A = warm.planes
         for point in [warm.w, cold.w, rng.normal(size=problem.n_features)]:
             assert np.all(b + A @ point <= problem.hinge_value(point) + 1e-9)
         w, planes = warm.w, warm.planes
@@ -107,10 +111,16 @@ def test_warm_planes_alone_certify_a_solved_C(letor):
     relevant = y > 0
     queries = informative_queries(resolve_queries(X.shape[0], qid=qid), relevant, warn=False)
     problem = StructuredHinge(X, relevant, queries, get_oracle("ap", "auto"))
-    first = cutting_plane(problem, 1.0, tol=1e-3)
-    again = cutting_plane(problem, 1.0, tol=1e-3, w0=first.w, planes=first.planes)
-    assert again.n_iter == 1 and again.converged
-    assert again.objective <= first.objective
+    for ocas in (True, False):
+        first = cutting_plane(problem, 1.0, tol=1e-3, ocas=ocas)
+        again = cutting_plane(problem, 1.0, tol=1e-3, planes=first.planes, ocas=ocas)
+        assert again.n_iter == 1 and again.converged
+        assert again.history[-1]["oracle_passes"] == 0  # the bundle's point needs no oracle
+        assert again.objective == pytest.approx(first.objective, rel=1e-12)
+        # (b, A) alone: the same planes, the start evaluated by the oracles
+        plain = cutting_plane(problem, 1.0, tol=1e-3, ocas=ocas, w0=first.w,
+                              planes=(first.planes.b, first.planes.A))
+        assert plain.n_iter == 1 and plain.history[-1]["oracle_passes"] == 1
 
 
 def test_group_equals_qid_and_n_jobs_changes_nothing(letor):

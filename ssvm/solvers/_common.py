@@ -32,9 +32,10 @@ class SolverResult:
         (best ``J`` so far), ``dual`` (best certified lower bound on ``min J``, or None), ``gap``
         (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds`` and
         ``matvec_seconds`` (cumulative, since the start), plus solver-specific keys.
-    planes : tuple (b, A) or None
-        The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``), for a warm start
-        at another ``C``; None for the other solvers.
+    planes : Bundle or None
+        The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``) and its best point,
+        for a warm start at another ``C`` (:mod:`ssvm.solvers._warm`); None for the other
+        solvers.
     """
 
     w: np.ndarray
@@ -42,7 +43,7 @@ class SolverResult:
     objective: float
     converged: bool
     history: list = field(default_factory=list)
-    planes: tuple = None
+    planes: object = None
 
 
 def check_args(problem, C, tol, max_iter, w0):
