@@ -1,6 +1,7 @@
 """RankSVMCV: the same choice and validation scores as a routed GridSearchCV, the warm path's
 certified optima, its bad input, and its scikit-learn plumbing."""
 
+import doctest
 import warnings
 
 import numpy as np
@@ -205,3 +206,10 @@ def test_default_grid_and_verbose(letor, capsys):
 @parametrize_with_checks([RankSVMCV(Cs=[0.1, 1.0], cv=2, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_docstring_example_runs():
+    import ssvm.model_selection
+
+    result = doctest.testmod(ssvm.model_selection)
+    assert result.attempted > 0 and result.failed == 0
