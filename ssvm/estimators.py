@@ -115,8 +115,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     n_queries_ : int
         Number of queries trained on.
     n_skipped_queries_ : int
-        Number of queries skipped because they have no relevant or no non-relevant row
-        (announced by a :class:`~ssvm.exceptions.DegenerateQueriesWarning`).
+        Number of queries skipped because they have no relevant or no non-relevant row (graded
+        NDCG: all their grades equal), announced by a
+        :class:`~ssvm.exceptions.DegenerateQueriesWarning`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -264,7 +265,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
-                "(no relevant or no non-relevant row)")
+                "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
         one_vs_rest = len(data.targets) > 1
         starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
