@@ -41,7 +41,7 @@ class _Refusal(Exception):
 # ---------------------------------------------------------------------------------- save
 
 
-def save_model(estimator, path):
+def save_model(estimator, path, *, metadata=None):
     """Write a fitted model to ``path`` as a JSON model file.
 
     Parameters
@@ -51,13 +51,16 @@ def save_model(estimator, path):
         ``MinMaxScaler`` or ``MaxAbsScaler`` steps ending in one of the three.
     path : str or path-like
         The file to write (overwritten if it exists).
+    metadata : dict, optional
+        Notes kept beside the model: string keys, values None, bool, number or string (the
+        ``ssvm`` command line keeps the training file's name and index base here).
 
     Raises
     ------
     ValueError
         If the estimator is of another class, not fitted, has a parameter that is not plain data
         (a callable, a ``RandomState``, a user loss object: set it to a name, number or None
-        first), or has non-finite fitted values.
+        first), has non-finite fitted values, or ``metadata`` is not such a dict.
 
     Examples
     --------
@@ -66,9 +69,18 @@ def save_model(estimator, path):
     >>> same = ssvm.load_model("ranker.json")           # doctest: +SKIP
     """
     document = {"format": FORMAT, "version": FORMAT_VERSION, "ssvm_version": _version("ssvm"),
-                "sklearn_version": _version("sklearn"), "model": _encode_model(estimator)}
+                "sklearn_version": _version("sklearn"), "metadata": _check_metadata(metadata or {}, ValueError),
+                "model": _encode_model(estimator)}
     text = json.dumps(document, allow_nan=False, separators=(",", ":"))
     Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def _check_metadata(metadata, error):
+    if not (isinstance(metadata, dict) and all(
+            isinstance(k, str) and (v is None or isinstance(v, (bool, int, str)) or
+                                    (isinstance(v, float) and math.isfinite(v))) for k, v in metadata.items())):
+        raise error("metadata must map strings to None, bools, finite numbers or strings")
+    return metadata
 
 
 def _version(module):
@@ -149,18 +161,22 @@ def _encode_value(value, where):
 # ---------------------------------------------------------------------------------- load
 
 
-def load_model(path):
+def load_model(path, *, with_metadata=False):
     """Read a model file written by :func:`save_model`, checking every field.
 
     Parameters
     ----------
     path : str or path-like
         The model file.
+    with_metadata : bool, default=False
+        Also return the ``metadata`` dict given to :func:`save_model`.
 
     Returns
     -------
     estimator : RankSVM, LatentRankSVM, LabelRankSVM or sklearn.pipeline.Pipeline
         The fitted model; its ``decision_function`` equals the saved model's.
+    metadata : dict
+        Only with ``with_metadata=True``.
 
     Raises
     ------
@@ -179,7 +195,7 @@ def load_model(path):
         model = _decode_model(document["model"], "model")
     except _Refusal as refusal:
         raise ValueError(f"{path}: not a valid ssvm model file: {refusal}") from None
-    return model
+    return (model, document["metadata"]) if with_metadata else model
 
 
 def _parse(raw):
@@ -197,11 +213,12 @@ def _parse(raw):
             f"'version' is {version!r}, not a positive integer")
     _expect(version <= FORMAT_VERSION,
             f"format version {version} is newer than this ssvm reads ({FORMAT_VERSION}); upgrade ssvm")
-    extra = set(document) - {"format", "version", "ssvm_version", "sklearn_version", "model"}
+    extra = set(document) - {"format", "version", "ssvm_version", "sklearn_version", "metadata", "model"}
     _expect(not extra, f"unknown top-level fields {sorted(extra)}")
     for key in ("ssvm_version", "sklearn_version"):
         _expect(isinstance(document.get(key), str), f"{key!r} is missing or not a string")
     _expect("model" in document, "'model' is missing")
+    _check_metadata(document.setdefault("metadata", {}), _Refusal)
     return document
 
 
