@@ -16,6 +16,7 @@ one line on stderr and exit status 1 (``-v`` adds the traceback). The docs: "Com
 import argparse
 import logging
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -35,18 +36,18 @@ def add_file_commands(sub):
     sub : argparse._SubParsersAction
         The subparsers of the ``ssvm`` parser.
     """
-    from ssvm.losses import LOSS_NAMES, ORACLE_NAMES
-    from ssvm.solvers import SOLVERS
-
     train = sub.add_parser("train", help="train a RankSVM on an svmlight / LETOR file and write a model file",
                            description="ssvm train [options] TRAIN MODEL: RankSVM on an svmlight / LETOR file "
                            "(qid: rows, or one query of all rows); the model file is JSON data.")
     train.add_argument("train", metavar="TRAIN", help="training file (label [qid:Q] index:value ... [# comment])")
     train.add_argument("model", metavar="MODEL", help="model file to write")
     train.add_argument("-c", dest="C", type=float, default=1.0, help="RankSVM's C (default 1.0)")
-    train.add_argument("--loss", choices=LOSS_NAMES, default="ap", help="task loss (default ap)")
-    train.add_argument("--oracle", choices=ORACLE_NAMES, default="auto", help="loss-augmented inference")
-    train.add_argument("--solver", choices=sorted(SOLVERS), default="cutting_plane", help="minimiser of J")
+    # names are checked by RankSVM itself (one line naming the accepted ones), so that the
+    # parser, and ssvm --version, need not import the estimators
+    train.add_argument("--loss", default="ap", help="task loss: ap (default), ndcg, precision_at_k, zero_one")
+    train.add_argument("--oracle", default="auto", help="loss-augmented inference (default auto: the fastest)")
+    train.add_argument("--solver", default="cutting_plane",
+                       help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
     train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
     train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
     train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k (default 10)")
@@ -98,7 +99,7 @@ def run_file_command(args):
         return command(args)
     except (OSError, ValueError) as exc:
         if args.verbose:
-            logger.exception("ssvm %s failed", args.command)
+            traceback.print_exc(file=sys.stderr)
         message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
         sys.stderr.write(f"ssvm {args.command}: error: {str(message).splitlines()[0]}\n")
         return 1
