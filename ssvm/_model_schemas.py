@@ -113,7 +113,8 @@ def _standard_scaler(attrs, params, sizes):
     # scikit-learn keeps mean_ unless both flags are off, var_ and scale_ with with_std only
     for name, needed in (("mean_", with_std or bool(params["with_mean"])), ("scale_", with_std), ("var_", with_std)):
         if (attrs[name] is None) == needed:
-            return f"{name} must be {'saved' if needed else 'null'} with with_mean={params['with_mean']}, with_std={with_std}"
+            return (f"{name} must be {'saved' if needed else 'null'} with with_mean={params['with_mean']}, "
+                    f"with_std={with_std}")
     if attrs["scale_"] is not None and not np.all(attrs["scale_"] > 0):
         return "scale_ must be positive"
     return None

@@ -13,7 +13,6 @@ index base is kept in the model file so that a test file is read the same way. B
 one line on stderr and exit status 1 (``-v`` adds the traceback). The docs: "Command line".
 """
 
-import argparse
 import logging
 import sys
 import traceback

@@ -68,12 +68,15 @@ def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path
     rng = np.random.default_rng(1)
     X = np.abs(rng.normal(size=(12, 6))) + 0.1
     X[:, 0] = 0.0
-    dump_svmlight_file(X, (np.arange(12) % 2).astype(float), str(tmp_path / "test0.dat"), zero_based=True, query_id=np.zeros(12, dtype=int))
+    dump_svmlight_file(X, (np.arange(12) % 2).astype(float), str(tmp_path / "test0.dat"), zero_based=True,
+                       query_id=np.zeros(12, dtype=int))
     model, predictions = tmp_path / "model.json", tmp_path / "p"
     assert run("train", "--max-iter", 50, files / "train.dat", model) == 0
     assert run("predict", tmp_path / "test0.dat", model, predictions) == 0
     scores = np.array([float(v) for v in predictions.read_text().split()])
-    np.testing.assert_array_equal(scores, load_model(model).decision_function(X))
+    X_read = load_letor(tmp_path / "test0.dat", zero_based=True, n_features=6)[0]
+    np.testing.assert_array_equal(X_read.toarray(), X)
+    np.testing.assert_array_equal(scores, load_model(model).decision_function(X_read))
 
 
 def test_quantile_transform_pipeline_round_trip(files, tmp_path):

@@ -219,7 +219,8 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based="auto"):
         Naming the file and line for: a non-numeric or non-finite label or value, a bad
         ``index:value`` token, a bad or misplaced ``qid:``, a repeated feature index, an index out of
         range, a mix of rows with and without ``qid:``, rows of one query that are not contiguous
-        when a ``.query`` file is used, and query sizes that do not sum to the number of rows or disagree with the ``qid:`` tokens.
+        when a ``.query`` file is used, and query sizes that do not sum to the number of rows or
+        disagree with the ``qid:`` tokens.
 
     Examples
     --------
