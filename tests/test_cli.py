@@ -66,7 +66,7 @@ def test_train_predict_eval_round_trip_equals_the_python_estimator(files, capsys
 def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path):
     # a 0-based test file that never uses feature 0 would be read 1-based on its own ("auto")
     rng = np.random.default_rng(1)
-    X = np.abs(rng.normal(size=(12, 6))) + 0.1
+    X = np.round(np.abs(rng.normal(size=(12, 6))) + 0.1, 4)
     X[:, 0] = 0.0
     dump_svmlight_file(X, (np.arange(12) % 2).astype(float), str(tmp_path / "test0.dat"), zero_based=True,
                        query_id=np.zeros(12, dtype=int))
