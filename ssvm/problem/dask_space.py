@@ -247,7 +247,7 @@ class DaskStructuredHinge(Problem):
                               for yb, qb, b in zip(y.to_delayed(), qid.to_delayed(), blocks)])
         counts = np.array(dask.compute(*[dask.delayed(_counts)(m) for m in meta]))
         kept, total, no_pos, no_neg = counts.sum(axis=0)
-        check_informative(int(total), int(no_pos), int(no_neg), stacklevel=3)
+        check_informative(int(total), int(no_pos), int(no_neg))
         active = np.flatnonzero(counts[:, 0] > 0)
         self.n_queries = int(kept)
         self.n_skipped_queries = int(total - kept)
