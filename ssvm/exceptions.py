@@ -8,8 +8,8 @@ fold (once per worker process when the search runs in parallel). A filter with a
 filter (``"ignore"``, ...) applies as usual.
 
 Every warning ssvm raises points at the user's line (:func:`external_stacklevel`): the first
-frame outside ssvm and scikit-learn, so a fit called through a ``Pipeline`` or ``GridSearchCV``
-names the line that called them, not ``sklearn/base.py``.
+frame outside ssvm, scikit-learn and joblib, so a fit called through a ``Pipeline`` or
+``GridSearchCV`` names the line that called them, not ``sklearn/base.py``.
 """
 
 import os
@@ -41,7 +41,7 @@ _shown = set()
 
 
 def external_stacklevel():
-    """``stacklevel`` for :func:`warnings.warn` in the caller: the first frame outside ssvm and sklearn.
+    """``stacklevel`` for :func:`warnings.warn` in the caller: the first frame outside ssvm, sklearn, joblib.
 
     Returns
     -------
@@ -49,8 +49,9 @@ def external_stacklevel():
         1 if the function calling this is itself outside both packages.
     """
     internal = [_SSVM_DIR]
-    if "sklearn" in sys.modules:  # not imported: none of its frames can be on the stack
-        internal.append(os.path.dirname(os.path.abspath(sys.modules["sklearn"].__file__)) + os.sep)
+    for name in ("sklearn", "joblib"):  # not imported: none of their frames can be on the stack
+        if getattr(sys.modules.get(name), "__file__", None):
+            internal.append(os.path.dirname(os.path.abspath(sys.modules[name].__file__)) + os.sep)
     internal = tuple(internal)
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(internal):

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
+from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -36,6 +37,8 @@ def _caught(category, call):
      lambda: make_pipeline(StandardScaler(), RankSVM(max_iter=20)).fit(X, np.r_[Y_REL[:30], np.zeros(10)],
                                                                        ranksvm__qid=QID)),
     (MissingQidWarning, lambda: RankSVM(max_iter=20).fit(X, Y_REL, qid=QID).score(X, Y_REL)),
+    (MissingQidWarning, lambda: GridSearchCV(RankSVM(max_iter=20), {"C": [1.0]}, cv=GroupKFold(2)).fit(
+        X, Y_REL, qid=QID, groups=QID)),
     (UserWarning, lambda: RankSVM(k=3, max_iter=20).fit(X, Y_REL)),
     (UndefinedMetricWarning, lambda: mean_average_precision(np.zeros(5), np.arange(5.0))),
     (ConvergenceWarning, lambda: LabelRankSVM(max_iter=1, tol=1e-12).fit(X, X[:, :3] > 0)),

@@ -1,4 +1,4 @@
-"""The structured hinge over a dask array: one task per block of rows per round (DESIGN.md §6).
+"""The structured hinge over a dask array: one task per block of rows per round (docs/design.md §6).
 
 A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
 block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
