@@ -79,6 +79,14 @@ sphinx_gallery_conf = {
 # numba, joblib and the solvers log or warn on stderr while the examples run; the examples'
 # printed output is what the pages show.
 warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
+
+
+def _format_warning(message, category, filename, lineno, line=None):
+    """A warning an example shows names its file, not the build machine's absolute path."""
+    return f"{os.path.basename(filename)}:{lineno}: {category.__name__}: {message}\n"
+
+
+warnings.formatwarning = _format_warning
 os.environ.setdefault("MPLBACKEND", "agg")
 
 # --- HTML --------------------------------------------------------------------------------------
