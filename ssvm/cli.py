@@ -68,10 +68,11 @@ def add_file_commands(sub):
     evaluate.add_argument("predictions", metavar="PREDICTIONS", help="one score per line, in TEST's row order")
     evaluate.add_argument("-k", type=int, action="append", default=None,
                           help="cut-off of NDCG@k and P@k (repeat for several; default 1, 5, 10)")
-    for parser in (train, predict, evaluate):
+    for parser in (train, predict):
         parser.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
-                            help="feature indices start at 0 (default auto: 0-based if an index 0 occurs; "
-                            "predict and eval follow the model's training file)")
+                            help="feature indices start at 0 (default auto: 0-based if an index 0 occurs, "
+                            "and predict reads the test file as the model's training file was read)")
+    for parser in (train, predict, evaluate):
         parser.add_argument("-v", "--verbose", action="count", default=0,
                             help="progress (-v: solver summary and info logging; -vv: every iteration); "
                             "with an error, its traceback")
@@ -124,7 +125,7 @@ def _train(args):
                     verbose=min(args.verbose, 2))
     if args.transform != "none":
         transform = (QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, X.shape[0]))
-                     if args.transform == "quantile" else StandardScaler(with_mean=False))
+                     if args.transform == "quantile" else StandardScaler())
         model = make_pipeline(transform, model)
         X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
     # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
@@ -182,7 +183,7 @@ def _eval(args):
     from ssvm.datasets.letor import _read_letor
     from ssvm.metrics import query_scores
 
-    _, relevance, qid, _ = _read_letor(args.test, None, None, _zero_based(args.zero_based))
+    _, relevance, qid, _ = _read_letor(args.test, None, None, "auto")  # labels and qid: any index base
     scores = _read_predictions(args.predictions, relevance.shape[0])
     cutoffs = sorted(set(args.k or [1, 5, 10]))
     if any(k < 1 for k in cutoffs):

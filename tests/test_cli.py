@@ -79,11 +79,13 @@ def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path
     np.testing.assert_array_equal(scores, load_model(model).decision_function(X_read))
 
 
-def test_quantile_transform_pipeline_round_trip(files, tmp_path):
+@pytest.mark.parametrize("transform", ["quantile", "standard"])
+def test_transform_pipeline_round_trip(files, tmp_path, transform):
     model, predictions = tmp_path / "model.json", tmp_path / "p"
-    assert run("train", "--transform", "quantile", "--loss", "ndcg", files / "train.dat", model) == 0
+    assert run("train", "--transform", transform, "--loss", "ndcg", files / "train.dat", model) == 0
     assert run("predict", files / "test.dat", model, predictions) == 0
     pipeline = load_model(model)
+    assert type(pipeline[0]).__name__ == {"quantile": "QuantileTransformer", "standard": "StandardScaler"}[transform]
     X_test = load_letor(files / "test.dat", n_features=pipeline.n_features_in_)[0].toarray()
     scores = np.array([float(v) for v in predictions.read_text().split()])
     np.testing.assert_array_equal(scores, pipeline.decision_function(X_test))
