@@ -159,7 +159,7 @@ def _predict(args):
 
 def _read_predictions(path, n_rows):
     scores = []
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
             token = line.strip()
             try:
