@@ -21,6 +21,7 @@ documented list of arrays, which this module writes and checks field by field.
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +121,8 @@ def _plain(key, value, owner):
     """A parameter as JSON data (None, bool, number, string, list, dict of those); else a ValueError."""
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, os.PathLike):  # LatentRankSVM's checkpoint: a path is a string in the file
+        return os.fspath(value)
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, np.bool_):
         value = value.item() if isinstance(value, np.generic) else value
         if isinstance(value, float) and not math.isfinite(value):

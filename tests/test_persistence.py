@@ -86,9 +86,11 @@ def test_latent_rank_svm_round_trip(tmp_path):
     y = np.array([0, 1] * 6)
     for bag, label in zip(bags, y):
         bag[0, 0] += 3 * label
-    model = LatentRankSVM(C=1.0, max_cccp_iter=2, max_iter=20).fit(bags, y)
+    model = LatentRankSVM(C=1.0, max_cccp_iter=2, max_iter=20, checkpoint=tmp_path / "cccp.npz").fit(bags, y)
     loaded, _ = _round_trip(model, tmp_path)
     np.testing.assert_array_equal(loaded.decision_function(bags), model.decision_function(bags))
+    np.testing.assert_array_equal(loaded.predict(bags), model.predict(bags))
+    assert loaded.checkpoint == str(tmp_path / "cccp.npz")
 
 
 def test_saving_refuses_what_is_not_data(data, tmp_path):
