@@ -138,6 +138,7 @@ def _train(args):
 
 
 def _predict(args):
+    from ssvm.datasets.letor import _read_letor
     from ssvm.model_files import load_model
 
     model, metadata = load_model(args.model, with_metadata=True)
@@ -145,10 +146,7 @@ def _predict(args):
     if type(ranker).__name__ != "RankSVM":
         raise ValueError(f"{args.model} holds a {type(ranker).__name__}; ssvm predict scores rows with a RankSVM "
                          "(use the Python API for the others)")
-    n_features = ranker.n_features_in_
-    from ssvm.datasets.letor import _read_letor
-
-    X, _, _, _ = _read_letor(args.test, None, n_features,
+    X, _, _, _ = _read_letor(args.test, None, ranker.n_features_in_,
                              _zero_based(args.zero_based, metadata.get("zero_based")))
     scores = model.decision_function(X.toarray() if hasattr(model, "steps") else X)
     lines = [" ".join(map(repr, row)) for row in scores.tolist()] if scores.ndim == 2 else map(repr, scores.tolist())

@@ -317,10 +317,11 @@ def _decode_attributes(name, attributes, params, where):
 
 def _decode_value(value, kind, shape, sizes, where):
     if shape is None or isinstance(shape, str):  # a scalar; an "int" may bind a size
-        ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-              "bool": lambda v: isinstance(v, bool),
-              "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}[kind]
-        _expect(ok(value), f"{where} must be a {'non-negative int' if kind == 'int' else kind}, got {value!r}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok, what = {"int": (number and isinstance(value, int) and value >= 0, "non-negative int"),
+                    "bool": (isinstance(value, bool), "bool"),
+                    "float": (number and math.isfinite(value), "finite float")}[kind]
+        _expect(ok, f"{where} must be a {what}, got {value!r}")
         if isinstance(shape, str):
             _bind(sizes, shape, value, where)
         return float(value) if kind == "float" else value

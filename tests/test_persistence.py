@@ -80,6 +80,18 @@ def test_label_rank_svm_round_trip(tmp_path, k):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
+def test_a_scalar_weight_must_be_finite(tmp_path):
+    rng = np.random.default_rng(3)
+    bags = [rng.normal(size=(3, 2)) for _ in range(6)]
+    model = LatentRankSVM(max_cccp_iter=1, max_iter=10).fit(bags, np.arange(6) % 2)
+    path = tmp_path / "latent.json"
+    save_model(model, path)
+    text = re.sub(r'"intercept_":[^,]*,', '"intercept_":1e999,', path.read_text())
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"intercept_ must be a finite float, got inf"):
+        load_model(path)
+
+
 def test_latent_rank_svm_round_trip(tmp_path):
     rng = np.random.default_rng(2)
     bags = [rng.normal(size=(rng.integers(2, 5), 3)) for _ in range(12)]
