@@ -160,6 +160,8 @@ def _read_predictions(path, n_rows):
     with open(path, encoding="utf-8", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
             token = line.strip()
+            if not token:
+                continue  # blank lines (a trailing one) are not scores
             try:
                 value = float(token)
             except ValueError:

@@ -117,7 +117,7 @@ def test_bad_input_gives_one_line_and_a_nonzero_exit(files, tmp_path, capsys):
     (tmp_path / "short").write_text("0.5\nabc\n")
     assert run("eval", files / "test.dat", tmp_path / "short") == 1
     assert _one_error_line(capsys).endswith("short, line 2: score 'abc' is not a number (one score per line)")
-    (tmp_path / "short").write_text("0.5\n")
+    (tmp_path / "short").write_text("0.5\n\n")
     assert run("eval", files / "test.dat", tmp_path / "short") == 1
     assert "has 1 scores but the test file has 60 rows" in _one_error_line(capsys)
     assert run("train", "--loss", "hinge", files / "train.dat", tmp_path / "m3.json") == 1
