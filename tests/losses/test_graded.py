@@ -1,4 +1,4 @@
-"""The graded NDCG oracle (threshold decomposition, DESIGN.md §9) against slow twins built from the
+"""The graded NDCG oracle (threshold decomposition, docs/design.md §9) against slow twins built from the
 definitions: α_t per threshold t = 1..max r from the graded ideal DCG, the exhaustive binary oracle
 per threshold, graded NDCG summed position by position."""
 
