@@ -50,6 +50,8 @@ def add_file_commands(sub):
     train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
     train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
     train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k (default 10)")
+    train.add_argument("--gain", default="exponential",
+                       help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
     train.add_argument("--seed", type=int, default=None, help="seed of the stochastic solvers")
     train.add_argument("--transform", choices=_TRANSFORMS, default="none",
@@ -120,8 +122,8 @@ def _train(args):
     from ssvm.model_files import save_model
 
     X, relevance, qid, zero_based = _read_letor(args.train, None, None, _zero_based(args.zero_based))
-    model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, tol=args.tol,
-                    max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
+    model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, gain=args.gain,
+                    tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
                     verbose=min(args.verbose, 2))
     if args.transform != "none":
         transform = (QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, X.shape[0]))

@@ -79,6 +79,18 @@ def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path
     np.testing.assert_array_equal(scores, load_model(model).decision_function(X_read))
 
 
+@pytest.mark.parametrize("gain", ["exponential", "binary"])
+def test_graded_ndcg_model_from_the_command_line_equals_the_python_one(files, tmp_path, gain):
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    assert run("train", "--loss", "ndcg", "--gain", gain, "--max-iter", 30, files / "train1.dat", model) == 0
+    assert run("predict", files / "test1.dat", model, predictions) == 0
+    X, relevance, qid = load_letor(files / "train1.dat")
+    reference = RankSVM(loss="ndcg", gain=gain, max_iter=30).fit(X, relevance, qid=qid)
+    assert load_model(model).get_params() == reference.get_params()
+    scores = np.array([float(v) for v in predictions.read_text().split()])
+    np.testing.assert_array_equal(scores, reference.decision_function(load_letor(files / "test1.dat", n_features=6)[0]))
+
+
 @pytest.mark.parametrize("transform", ["quantile", "standard"])
 def test_transform_pipeline_round_trip(files, tmp_path, transform):
     model, predictions = tmp_path / "model.json", tmp_path / "p"
