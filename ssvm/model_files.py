@@ -47,9 +47,11 @@ def save_model(estimator, path, *, metadata=None):
 
     Parameters
     ----------
-    estimator : RankSVM, LatentRankSVM, LabelRankSVM or sklearn.pipeline.Pipeline
+    estimator : RankSVM, RankSVMCV, LatentRankSVM, LabelRankSVM or sklearn.pipeline.Pipeline
         A fitted estimator, or a fitted pipeline of ``StandardScaler``, ``QuantileTransformer``,
-        ``MinMaxScaler`` or ``MaxAbsScaler`` steps ending in one of the three.
+        ``MinMaxScaler`` or ``MaxAbsScaler`` steps ending in one of them. A ``RankSVMCV`` is saved
+        as its refitted ``best_estimator_`` (a ``RankSVM``; the cross-validation record is not
+        saved), so loading it gives that ``RankSVM``.
     path : str or path-like
         The file to write (overwritten if it exists).
     metadata : dict, optional
@@ -92,10 +94,15 @@ def _version(module):
 
 def _encode_model(estimator):
     name = type(estimator).__name__
+    if name == "RankSVMCV" and type(estimator).__module__.startswith("ssvm."):
+        if not hasattr(estimator, "best_estimator_"):
+            raise ValueError("save_model saves a RankSVMCV as its refitted best_estimator_: fit it with "
+                             "refit=True first.")
+        return _encode_model(estimator.best_estimator_)  # the cross-validation record is not the model
     if name == "Pipeline" and type(estimator).__module__.startswith("sklearn."):
         names = [step for step, _ in estimator.steps]
         kinds = [type(est).__name__ for _, est in estimator.steps]
-        if not (kinds and kinds[-1] in ESTIMATORS and all(k in TRANSFORMERS for k in kinds[:-1])):
+        if not (kinds and kinds[-1] in (*ESTIMATORS, "RankSVMCV") and all(k in TRANSFORMERS for k in kinds[:-1])):
             raise ValueError(f"save_model saves pipelines of {', '.join(TRANSFORMERS)} steps ending in "
                              f"{', '.join(ESTIMATORS)}; got steps {kinds}.")
         params = {key: _plain(key, value, name) for key, value in estimator.get_params(deep=False).items()

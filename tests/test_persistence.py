@@ -105,6 +105,19 @@ def test_latent_rank_svm_round_trip(tmp_path):
     assert loaded.checkpoint == str(tmp_path / "cccp.npz")
 
 
+def test_rank_svm_cv_is_saved_as_its_refitted_rank_svm(data, tmp_path):
+    from ssvm import RankSVMCV
+
+    X, y = data
+    qid = np.arange(X.shape[0]) % 6
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=2, max_iter=20).fit(X, y, qid=qid)
+    loaded, _ = _round_trip(search, tmp_path)
+    assert type(loaded) is RankSVM and loaded.C == search.C_
+    np.testing.assert_array_equal(loaded.decision_function(X), search.decision_function(X))
+    with pytest.raises(ValueError, match="refit=True first"):
+        save_model(RankSVMCV(Cs=[1.0], cv=2, refit=False, max_iter=5).fit(X, y, qid=qid), tmp_path / "m.json")
+
+
 def test_saving_refuses_what_is_not_data(data, tmp_path):
     X, y = data
     with pytest.raises(ValueError, match="needs a fitted RankSVM"):
