@@ -128,7 +128,8 @@ def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zer
     """Solve fold ``fold``'s path over ``Cs`` (increasing) warm and score each C on its test rows.
 
     ``make_model(C)`` returns an unfitted :class:`~ssvm.RankSVM` whose fitted state is set here
-    from the path's solutions (as its ``fit`` would set it), so it scores like a cold fit.
+    from the path's solutions as its ``fit`` would set it (with the default scoring, which ranks
+    within queries, without the intercept of the ranking losses: it does not change that score).
 
     Returns
     -------
@@ -166,7 +167,9 @@ def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zer
         model.n_features_in_ = X.shape[1]
         model.n_queries_, model.n_skipped_queries_ = data.n_queries, data.n_skipped
         model._fitted_on_queries = groups is not None
-        model._store_results(X_train, data.targets, results, zero_one)
+        # the default score ranks within queries (or classes): it does not depend on the
+        # ranking losses' intercept, a search over the training scores that is skipped then
+        model._store_results(X_train, data.targets, results, zero_one, threshold=scorer is not None)
         out["fit_time"][i] = time.perf_counter() - tic
         tic = time.perf_counter()
         out["scores"][i] = score_with(scorer, model, X_test, y_test, qid_test)
