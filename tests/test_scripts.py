@@ -81,6 +81,14 @@ def test_exp_ranking_quality_quick(tmp_path):
     assert sorted(letor) == sorted((f, m) for f in ("standard", "quantile") for m in models)
     assert {r["features"] for r in result["rows"] if r["data"] == "iris"} == {"standard"}
     assert pngs == ["ranking_quality.png"]
+    # graded relevance: every model in every fold, paired against the graded NDCG-SVM
+    graded = {r["model"]: r for r in result["graded"]["rows"]}
+    assert set(graded) == {"NDCG-SVM graded (exp gains)", "NDCG-SVM graded (linear gains)", "NDCG-SVM binary",
+                           "AP-SVM", "LGBMRanker lambdarank", "XGBRanker rank:ndcg"}
+    assert graded["NDCG-SVM graded (exp gains)"]["ΔNDCG vs ref"] == "-"
+    assert "Δ" not in graded["AP-SVM"]["ΔNDCG vs ref"] and "±" in graded["AP-SVM"]["ΔNDCG vs ref"]
+    for runs in result["graded"]["per_fold"].values():
+        assert len(runs) == 2 and all(0.0 <= run[m] <= 100.0 for run in runs for m in ("NDCG", "NDCG@10", "AP"))
 
 
 def test_exp_timing_quick(tmp_path):
