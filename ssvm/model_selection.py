@@ -52,7 +52,8 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         As :class:`~ssvm.RankSVM`.
     scoring : str, callable or None, default=None
         ``None``: the trained measure per query, i.e. ``RankSVM.score`` with the test fold's
-        ``qid`` (mean AP, mean NDCG, precision@k, or accuracy for ``"zero_one"``). A string or
+        ``qid`` (mean AP, mean NDCG with the trained ``gain``, precision@k, or accuracy for
+        ``"zero_one"``). A string or
         a scikit-learn scorer is called as ``scorer(estimator, X, y)``; it also gets ``qid=``
         when metadata routing is enabled and it requests ``qid``. Any other callable gets
         ``qid=`` when its signature has a ``qid`` parameter.
@@ -186,16 +187,19 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             classes = np.array([0, 1])
         else:
             groups, classes = None, class_targets(y)[0]
+        graded = groups is not None and "gain" in loss_entry(self.loss).params
         folds = split_folds(self.cv, X, y, groups)
         order = np.argsort(Cs, kind="stable")
         n_tasks = len(classes) if groups is None and len(classes) > 2 else 1
         job = delayed(fold_path)
         paths = Parallel(n_jobs=self.n_jobs)(
             job(X, y, groups, train, test, Cs[order], classes=classes, make_model=self._ranksvm,
-                oracle=oracle, zero_one=loss_entry(self.loss).intercept, solver=self.solver,
+                oracle=oracle, gain=self.gain if graded and oracle.graded else None,
+                zero_one=loss_entry(self.loss).intercept, solver=self.solver,
                 tol=self.tol, max_iter=self.max_iter,
                 seeds=draw_seeds(self.random_state, n_tasks), solver_params=solver_params,
-                scorer=scorer, verbose=self.verbose, fold=k)
+                scorer=scorer, score_params=self._score_params(graded), verbose=self.verbose,
+                fold=k)
             for k, (train, test) in enumerate(folds))
         unsort = np.argsort(order)
         self.Cs_ = Cs
@@ -219,6 +223,10 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             self.intercept_ = self.best_estimator_.intercept_
             self.classes_ = self.best_estimator_.classes_
         return self
+
+    def _score_params(self, graded):
+        """The default score's NDCG gains: the trained ``gain`` on queries (binary otherwise)."""
+        return {"gain": self.gain} if graded else {}
 
     def _refitted(self):
         check_is_fitted(self, "cv_results_")
@@ -266,8 +274,10 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         -------
         float
         """
-        scorer = None if self.scoring is None else check_scoring(self._refitted(), self.scoring)
-        return score_with(scorer, self._refitted(), X, y, qid)
+        model = self._refitted()
+        scorer = None if self.scoring is None else check_scoring(model, self.scoring)
+        graded = model._fitted_on_queries and "gain" in loss_entry(self.loss).params
+        return score_with(scorer, model, X, y, qid, self._score_params(graded))
 
 
 def _cv_results(Cs, paths, unsort):
