@@ -142,7 +142,8 @@ def _cuts(sizes, consecutive, row_bytes):
             cuts.append(q)
             rows = 0
         rows += size
-    cuts.append(len(sizes))
+    if len(sizes):
+        cuts.append(len(sizes))
     return np.array(cuts, dtype=np.int64)
 
 
