@@ -306,7 +306,8 @@ def floor_of_a_round(args, rng):
                      title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE X @ w, "
                            f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}"),
         format_table(oracles, floatfmt=".2f",
-                     title="Oracle.batch, ns per row: many small queries against one large query (1 thread)"),
+                     title="Oracle.batch, ns per row (thread CPU time, median): many small queries against one "
+                           "large query, 5% relevant"),
     ]
     return tables, {"rounds": rounds, "oracle_ns_per_row": oracles, "load_average": load}
 
