@@ -318,7 +318,7 @@ def plot(split_rows, plot_dir):
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(split_rows)), 4))
     labels = [f"{r['data']}\n{r['loss']}" for r in split_rows]
     bottom = np.zeros(len(split_rows))
-    for part in ("matvec %", "oracle %", "qp %", "other %"):
+    for part in ("matvec %", "oracle %", "fused %", "qp %", "other %"):
         values = np.array([r[part] or 0.0 for r in split_rows])
         ax.bar(labels, values, bottom=bottom, label=part.replace(" %", ""))
         bottom += values
