@@ -300,11 +300,12 @@ def floor_of_a_round(args, rng):
     rounds = _floor.round_rows(args.round_sizes, args.round_d, args.round_repeats, rng)
     big_n = 10_000 if args.quick else 1_000_000
     oracles = _floor.oracle_row_rows(args.oracle_queries, big_n, args.round_repeats, rng)
-    tables = [
+    tables = [] if not rounds else [
         format_table(rounds, floatfmt={"X@w ms": ".1f", "fused round ms": ".1f", "fused / X@w": ".2f",
                                        "two-pass round ms": ".1f", "two-pass / X@w": ".2f"},
                      title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE X @ w, "
-                           f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}"),
+                           f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}")]
+    tables += [
         format_table(oracles, floatfmt=".2f",
                      title="Oracle.batch, ns per row (thread CPU time, median): many small queries against one "
                            "large query, 5% relevant"),
