@@ -33,6 +33,10 @@ class SolverResult:
         (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds``,
         ``matvec_seconds`` and ``fused_seconds`` (fused rounds: products and oracles together;
         cumulative, since the start), plus solver-specific keys.
+    planes : Bundle or None
+        The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``) and its best point,
+        for a warm start at another ``C`` (:mod:`ssvm.solvers._warm`); None for the other
+        solvers.
     """
 
     w: np.ndarray
@@ -40,6 +44,7 @@ class SolverResult:
     objective: float
     converged: bool
     history: list = field(default_factory=list)
+    planes: object = None
 
 
 def check_args(problem, C, tol, max_iter, w0):
