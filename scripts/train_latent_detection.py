@@ -95,6 +95,9 @@ def parse_args(argv=None):
                                              "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
+    parser.add_argument("--ap-init", choices=("zero_one", "mean"), default="zero_one",
+                        help="CCCP start of the latent AP-SVM: the latent 0-1 SVM's weights (its validated C, "
+                             "same images and windows; default) or 'mean' (each image's mean window)")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
     args = setup(parser, argv)
     if args.resume and not args.out:
