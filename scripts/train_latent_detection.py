@@ -9,7 +9,9 @@ the weakly supervised detectors. Per class, the detectors below use the same win
 and are evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on the test split
 after non-maximum suppression (IoU 0.3):
 
-* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed;
+* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed, started
+                          from the latent 0-1 SVM's weights (``--ap-init zero_one``; ``mean``: from
+                          each image's mean window, the behaviour before issue 23);
 * ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
 * ``whole_image``         the non-latent baseline: the whole image is the only window;
 * ``supervised_zero_one`` and ``supervised_ap_svm``: the fully supervised upper bound,
