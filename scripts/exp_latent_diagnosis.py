@@ -5,8 +5,8 @@ its mean 2-fold validation detection AP on the training images (the figure a cho
 its test detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the
 windows it imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
 ``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``mean``: each image's mean window;
-``whole``: the whole-image model; ``zero_one``: the latent 0-1 SVM's weights of the same
-negatives and the 0-1 C of ``--C-zero-one``), ``steps`` (CCCP steps), ``tol`` (CCCP's relative
+``whole``: the whole-image model; ``zero_one``: the weights of the latent 0-1 SVM with
+all windows of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps), ``tol`` (CCCP's relative
 tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take ``/``-separated grids,
 chosen per class by the validation detection AP. Every variant uses the same windows
 (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the table
@@ -71,7 +71,7 @@ def fit_variant(spec, split, setting, images, y, args):
     if spec["init"] == "whole":
         init = _fit_whole(spec, split, setting, images, y, args).coef_
     elif spec["init"] == "zero_one":
-        init = _zero_one(X, offsets, y, spec["negatives"], images, setting, args).coef_
+        init = _zero_one(X, offsets, y, "all", images, setting, args).coef_
     model = LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], init=init,
                           max_cccp_iter=spec["steps"], cccp_tol=spec["tol"], random_state=args.seed)
     with _warnings_as_log():
@@ -86,7 +86,7 @@ def _zero_one(X, offsets, y, negatives, images, setting, args):
     """The latent 0-1 SVM (``--C-zero-one``) of these images, fitted once and remembered."""
     from ssvm import LatentRankSVM
 
-    key = (tuple(images.tolist()), setting.min_area, negatives)
+    key = (tuple(images.tolist()), np.asarray(y, dtype=bool).tobytes(), setting.min_area, negatives)
     if key not in _ZERO_ONE:
         model = LatentRankSVM(loss="zero_one", C=args.C_zero_one, negatives=negatives,
                               max_cccp_iter=args.max_cccp_iter, random_state=args.seed)

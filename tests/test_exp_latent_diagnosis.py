@@ -43,6 +43,8 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
         assert r["C"] == (100.0 if r["variant"] == "zero_one:all" else 1000.0 if r["variant"].startswith("ap:all")
                           else r["C"])
     assert {r["C"] for r in rows if r["variant"].startswith("ap:best")} <= {10.0, 100.0}
+    # each class trains its own 0-1 SVM (the start of ap:all:init=zero_one is remembered per class)
+    assert len({tuple(r["J path"]) for r in rows if r["variant"] == "zero_one:all"}) == 3
     assert [m["variant"] for m in result["means"]] == variants.split(",")
     assert (tmp_path / "imputed.png").stat().st_size > 1000
     assert "Latent detectors on scenes" in proc.stdout
