@@ -1,17 +1,18 @@
 """Why the latent AP-SVM and the latent 0-1 SVM differ on weakly supervised detection (issue 23).
 
-Per class, each *variant* of a latent detector is trained on image labels only and reported by
-its mean 2-fold validation detection AP on the training images (the figure a choice may use),
-its test detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the
-windows it imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
+Per class, each *variant* of a latent detector is trained on image labels only and reported by its
+mean 2-fold validation detection AP on the training images (the figure a choice may use), its test
+detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the windows it
+imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
 ``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``mean``: each image's mean window;
-``whole``: the whole-image model; ``zero_one``: the weights of the latent 0-1 SVM with
-all windows of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps), ``tol`` (CCCP's relative
-tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take ``/``-separated grids,
-chosen per class by the validation detection AP. Every variant uses the same windows
-(``--min-window-area`` unless a variant sets ``area``; geometry features off), so the table
-isolates the formulation and training choices. ``--figure PNG`` draws, for a few training positives per
-class, the ground-truth boxes and the window each of the first three variants imputes.
+``whole``: the whole-image model; ``zero_one``: the weights of the latent 0-1 SVM with all windows
+of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
+``tol`` (CCCP's relative tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take
+``/``-separated grids, chosen per class by the validation detection AP. Every variant uses the
+same windows (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the
+table isolates the formulation and training choices. ``--figure PNG`` draws, for a few training
+positives per class, the ground-truth boxes and the window each of the first three variants
+imputes.
 
 Uses the window and feature cache of ``train_latent_detection.py`` (``--out``).
 """
