@@ -96,6 +96,9 @@ def parse_args(argv=None):
                                              "(RankSVM(loss='zero_one', C) is LinearSVC(C / n)): default "
                                              "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
+    parser.add_argument("--cold-selection", action="store_true",
+                        help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
+                             "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
     parser.add_argument("--ap-init", choices=("zero_one", "mean"), default="zero_one",
                         help="CCCP start of the latent AP-SVM: the latent 0-1 SVM's weights (its validated C, "

@@ -20,6 +20,7 @@ from sklearn.utils.validation import validate_data
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
 from ssvm.exceptions import MissingQidWarning, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
+from ssvm.losses.graded import GAINS
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
@@ -43,10 +44,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     Parameters
     ----------
     loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or QSLoss, default="ap"
-        Task loss whose structured hinge is minimised. All losses are binary: a row is relevant
-        or not (``y > 0``), so ``"ndcg"`` is NDCG with binary gains; grades above 1 count as 1
-        in training. (``score(..., gains="exponential")`` and :func:`ssvm.metrics.mean_ndcg`
-        measure graded-gain NDCG.) ``"zero_one"`` is the usual linear SVM (hinge loss with a
+        Task loss whose structured hinge is minimised. ``"ndcg"`` with ``qid`` / ``group`` uses
+        the relevance grades (see ``gain``); the other losses are binary: a row is relevant or
+        not (``y > 0``). ``"zero_one"`` is the usual linear SVM (hinge loss with a
         regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)`` minimises the
         same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A user loss object (an
         ``ssvm.losses.QSLoss`` instance, served by the "qs" and "brute" oracles) can be passed
@@ -62,6 +62,12 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     k : int, default=None
         Cut-off of ``loss="precision_at_k"`` (None means 10; clipped to the size of each
         query). The other losses have no cut-off: setting ``k`` with them warns.
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+        Gains of ``loss="ndcg"`` (ignored by the other losses): g(r) = 2^r − 1, r, or [r > 0].
+        With graded relevance (``qid`` / ``group`` and integer grades ``y``) the hinge is the
+        exact graded NDCG hinge ``Σ_t α_t H_t`` over the grade thresholds (the docs: "How it
+        works"); with 0/1 labels the three gains train the same model. ``score`` measures NDCG
+        with the same gain.
     tol : float, default=1e-3
         Stopping tolerance passed to the solver (a certified duality gap for ``"cutting_plane"``
         and ``"frank_wolfe"``).
@@ -156,6 +162,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left"), None],
+        "gain": [StrOptions(set(GAINS))],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -176,6 +183,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         C=1.0,
         *,
         k=None,
+        gain="exponential",
         tol=1e-3,
         max_iter=None,
         n_jobs=None,
@@ -189,6 +197,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self.solver = solver
         self.C = C
         self.k = k
+        self.gain = gain
         self.tol = tol
         self.max_iter = max_iter
         self.n_jobs = n_jobs
@@ -243,12 +252,16 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         if is_dask_array(X):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
+            if oracle.graded and ranking_mode:
+                raise ValueError(f"graded NDCG (gain={self.gain!r}) does not run on dask arrays yet; pass "
+                                 "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
                                 fit_intercept=zero_one, solver=self.solver)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-            data = in_memory_training_set(X, y, qid=qid, group=group)
+            data = in_memory_training_set(X, y, qid=qid, group=group,
+                                          gain=self.gain if oracle.graded and ranking_mode else None)
         self.classes_ = data.classes
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
@@ -295,6 +308,8 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     def _loss_params(self):
         if _is_loss(self.loss, "precision_at_k"):
             return {"k": _DEFAULT_K if self.k is None else self.k}
+        if _is_loss(self.loss, "ndcg"):
+            return {"gain": self.gain}
         return {}
 
     def _warm_start_points(self, n_tasks, n_features, zero_one):

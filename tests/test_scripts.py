@@ -32,6 +32,16 @@ def run_script(name, tmp_path, *, plot=True, timeout=120):
         p.name for p in (tmp_path / "plots").iterdir()) if plot else []
 
 
+def test_bench_cv_quick(tmp_path):
+    out, result, _ = run_script("bench_cv", tmp_path, plot=False)
+    assert "Choosing C among 3 values" in out
+    rows = result["rows"]
+    assert [r["method"] for r in rows] == ["RankSVMCV (warm path)", "GridSearchCV (routed)"] * 2
+    for warm, cold in zip(rows[::2], rows[1::2]):
+        assert warm["same_choice"] and warm["C"] == cold["C"]
+        np.testing.assert_allclose(warm["scores"], cold["scores"], atol=0.02)
+
+
 def test_bench_training_quick(tmp_path):
     out, result, pngs = run_script("bench_training", tmp_path)
     assert "Time to tolerance" in out and "cutting-plane iteration" in out
@@ -71,6 +81,14 @@ def test_exp_ranking_quality_quick(tmp_path):
     assert sorted(letor) == sorted((f, m) for f in ("standard", "quantile") for m in models)
     assert {r["features"] for r in result["rows"] if r["data"] == "iris"} == {"standard"}
     assert pngs == ["ranking_quality.png"]
+    # graded relevance: every model in every fold, paired against the graded NDCG-SVM
+    graded = {r["model"]: r for r in result["graded"]["rows"]}
+    assert set(graded) == {"NDCG-SVM graded (exp gains)", "NDCG-SVM graded (linear gains)", "NDCG-SVM binary",
+                           "AP-SVM", "LGBMRanker lambdarank", "XGBRanker rank:ndcg"}
+    assert graded["NDCG-SVM graded (exp gains)"]["ΔNDCG vs ref"] == "-"
+    assert "Δ" not in graded["AP-SVM"]["ΔNDCG vs ref"] and "±" in graded["AP-SVM"]["ΔNDCG vs ref"]
+    for runs in result["graded"]["per_fold"].values():
+        assert len(runs) == 2 and all(0.0 <= run[m] <= 100.0 for run in runs for m in ("NDCG", "NDCG@10", "AP"))
 
 
 def test_exp_timing_quick(tmp_path):
