@@ -27,7 +27,7 @@ class ModelSpec:
         Row label in the tables.
     loss : str or None
         ``RankSVM`` loss; None means ``LinearSVC(loss="hinge", C=C/n)``, the same function as the
-        0-1 SVM (DESIGN.md section 1) solved by liblinear.
+        0-1 SVM (docs/design.md §1) solved by liblinear.
     select_by : {"AP", "NDCG"}
         Validation metric that picks C.
     params : dict
@@ -85,7 +85,7 @@ def fit_model(spec, C, X, y, qid=None, random_state=0):
 
 
 def evaluate_model(model, X, y, qid=None):
-    """Mean AP and mean NDCG (binary gains) of a fitted model's rankings, by :mod:`ssvm.metrics`.
+    """Mean AP and mean NDCG (gains 2^y − 1 for graded relevance) of a fitted model's rankings (:mod:`ssvm.metrics`).
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
-from ssvm.exceptions import MissingQidWarning, warn_once
+from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry, supported_oracles
 from ssvm.losses.graded import GAINS
 from ssvm.metrics import _renamed_gain, accuracy_threshold, one_vs_rest_score, ranking_score
@@ -115,8 +115,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     n_queries_ : int
         Number of queries trained on.
     n_skipped_queries_ : int
-        Number of queries skipped because they have no relevant or no non-relevant row
-        (announced by a :class:`~ssvm.exceptions.DegenerateQueriesWarning`).
+        Number of queries skipped because they have no relevant or no non-relevant row (graded
+        NDCG: all their grades equal), announced by a
+        :class:`~ssvm.exceptions.DegenerateQueriesWarning`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -264,7 +265,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
-                "(no relevant or no non-relevant row)")
+                "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
         one_vs_rest = len(data.targets) > 1
         starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
@@ -300,7 +301,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
                 f"(loss={entry.name!r}). Leave k=None with this loss.",
                 UserWarning,
-                stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
@@ -323,16 +324,18 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, fit_intercept):
+    def _store_results(self, X, targets, results, fit_intercept, threshold=True):
+        """Set the fitted attributes from the solver results (``threshold=False``: the ranking
+        losses' intercept_ stays 0, for a caller that only ranks, e.g. RankSVMCV's default score)."""
         n_features = X.shape[1]
         coef = np.empty((len(results), n_features))
-        intercept = np.empty(len(results))
+        intercept = np.zeros(len(results))
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
             if fit_intercept:
                 intercept[j] = w[n_features]
-            else:
+            elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept
@@ -353,7 +356,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
                 f"max_iter={max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
 
     # -------------------------------------------------------------- score
@@ -412,7 +415,6 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "fit and score by default, or call set_score_request(qid=True)) and pass "
                 "qid=... and groups=qid to the search's fit.",
                 MissingQidWarning,
-                stacklevel=2,
             )
         if scores.ndim == 2 and loss_entry(self.loss).metric == "accuracy":
             return float(np.mean(self.predict(X) == y))

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from ssvm._queries import check_relevance_grades, resolve_queries
+from ssvm.exceptions import external_stacklevel
 from ssvm.losses import loss_entry, ranking_loss
 from ssvm.losses.graded import graded_ndcg_value
 from ssvm.losses.registry import GAINS
@@ -153,7 +154,7 @@ def _renamed_gain(gain, gains):
     if gains is None:
         return gain
     warnings.warn("gains= is renamed gain= (its default is now 'exponential', the LETOR convention); "
-                  "pass gain=... instead.", FutureWarning, stacklevel=3)
+                  "pass gain=... instead.", FutureWarning, stacklevel=external_stacklevel())
     return gains
 
 
@@ -202,7 +203,7 @@ def _mean_or_nan(values):
             "score is undefined: no query has both a relevant and a non-relevant row "
             "(every ranking of them scores the same); returning nan.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=external_stacklevel(),
         )
         return float("nan")
     return float(np.mean(values))

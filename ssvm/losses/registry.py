@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._classification_kernels import precision_at_k_batch
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
 from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
@@ -185,8 +186,9 @@ _REGISTRY = {
                                               "brute": OracleSpec(zero_one_brute_oracle)},
                           auto="auto", value=_zero_one_value, metric="accuracy", intercept=True,
                           by_score=labelled_by_score, diminished=zero_one_diminished),
-    "precision_at_k": LossEntry("precision_at_k", "P@k", {"auto": OracleSpec(precision_at_k_oracle),
-                                                          "brute": OracleSpec(precision_at_k_brute_oracle)},
+    "precision_at_k": LossEntry("precision_at_k", "P@k",
+                                {"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
+                                 "brute": OracleSpec(precision_at_k_brute_oracle)},
                                 auto="auto", value=_precision_value, params={"k": (10, _check_k)},
                                 latent=False),  # its joint feature is not monotone in the scores
 }
