@@ -11,7 +11,7 @@ sparse features, relevance > 0 relevant).
 * The history of the cutting-plane run splits its time into matrix-vector products (scores X w and
   subgradients X^T c), oracle calls and the dual QP.
 * End to end: ``RankSVM(loss="ap").fit`` (validation, one-query set-up, solver, threshold) against
-  scikit-learn's ``LinearSVC(loss="hinge", C=C/N)`` -- the 0-1 SVM's objective (DESIGN.md section 1)
+  scikit-learn's ``LinearSVC(loss="hinge", C=C/N)`` -- the 0-1 SVM's objective (docs/design.md §1)
   -- on the same data, N <= 10^5.
 From N = 10^6 on (``--large``) only the cutting plane runs (``--large-solvers``), with a longer
 budget (``--large-budget``): on 2 cores the other solvers, as costly per iteration and needing more

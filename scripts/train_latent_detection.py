@@ -1,4 +1,4 @@
-"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, DESIGN.md §4).
+"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, docs/design.md §4).
 
 Each image is a bag of selective-search windows (``ssvm.detection.selective_search_many``, fast
 mode, on a shrunk working copy, capped per image, row 0 = the whole image) described by window
@@ -94,6 +94,9 @@ def parse_args(argv=None):
                                              "(RankSVM(loss='zero_one', C) is LinearSVC(C / n)): default "
                                              "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
+    parser.add_argument("--cold-selection", action="store_true",
+                        help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
+                             "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
     args = setup(parser, argv)

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
-from ssvm.exceptions import MissingQidWarning, warn_once
+from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
 from ssvm.losses.graded import GAINS
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
@@ -301,7 +301,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
                 f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
                 UserWarning,
-                stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
@@ -355,7 +355,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
                 f"max_iter={max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
 
     # -------------------------------------------------------------- score
@@ -412,7 +412,6 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "fit and score by default, or call set_score_request(qid=True)) and pass "
                 "qid=... and groups=qid to the search's fit.",
                 MissingQidWarning,
-                stacklevel=2,
             )
         if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
             return float(np.mean(self.predict(X) == y))

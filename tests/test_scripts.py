@@ -32,6 +32,16 @@ def run_script(name, tmp_path, *, plot=True, timeout=120):
         p.name for p in (tmp_path / "plots").iterdir()) if plot else []
 
 
+def test_bench_cv_quick(tmp_path):
+    out, result, _ = run_script("bench_cv", tmp_path, plot=False)
+    assert "Choosing C among 3 values" in out
+    rows = result["rows"]
+    assert [r["method"] for r in rows] == ["RankSVMCV (warm path)", "GridSearchCV (routed)"] * 2
+    for warm, cold in zip(rows[::2], rows[1::2]):
+        assert warm["same_choice"] and warm["C"] == cold["C"]
+        np.testing.assert_allclose(warm["scores"], cold["scores"], atol=0.02)
+
+
 def test_bench_training_quick(tmp_path):
     out, result, pngs = run_script("bench_training", tmp_path)
     assert "Time to tolerance" in out and "cutting-plane iteration" in out

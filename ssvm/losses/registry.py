@@ -127,7 +127,7 @@ class Oracle:
     name : str, default=""
         The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
     graded : bool, default=False
-        The oracle reads ``y`` as non-negative integer grades (int64; graded NDCG, DESIGN.md §9)
+        The oracle reads ``y`` as non-negative integer grades (int64; graded NDCG, docs/design.md §9)
         instead of boolean relevance: the problem layer then carries the grades, and a query
         counts when its grades are not all equal.
     """

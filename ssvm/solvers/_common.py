@@ -32,6 +32,10 @@ class SolverResult:
         (best ``J`` so far), ``dual`` (best certified lower bound on ``min J``, or None), ``gap``
         (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds`` and
         ``matvec_seconds`` (cumulative, since the start), plus solver-specific keys.
+    planes : Bundle or None
+        The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``) and its best point,
+        for a warm start at another ``C`` (:mod:`ssvm.solvers._warm`); None for the other
+        solvers.
     """
 
     w: np.ndarray
@@ -39,6 +43,7 @@ class SolverResult:
     objective: float
     converged: bool
     history: list = field(default_factory=list)
+    planes: object = None
 
 
 def check_args(problem, C, tol, max_iter, w0):
