@@ -178,16 +178,32 @@ def train_class(name, y, split, args, work, keep):
     images = np.flatnonzero(keep)
     y = y[images]
 
-    def latent_model(key, setting, checkpoint=None):
+    def latent_model(key, setting, checkpoint=None, init="mean"):
         negatives = {} if key == "whole_image" else {"negatives": args.negatives}
         return LatentRankSVM(C=setting.C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
-                             checkpoint=checkpoint, **LATENT_SPECS[key], **negatives)
+                             checkpoint=checkpoint, init=init, **LATENT_SPECS[key], **negatives)
+
+    starts = {}
+
+    def start(key, setting, fit_images, y_fit, X, offsets):
+        """w0 of a fit: the latent AP-SVM's is the latent 0-1 SVM's weights (--ap-init zero_one, at
+        the 0-1 SVM's validated C) on the same images and windows, fitted once per setting."""
+        if not key.startswith("latent_ap_svm") or args.ap_init == "mean":
+            return "mean"
+        C = selection["latent_zero_one"][0].C
+        memo = (tuple(fit_images.tolist()), setting.scale, setting.min_area, C)
+        if memo not in starts:
+            with _warnings_as_log():
+                starts[memo] = latent_model("latent_zero_one", setting._replace(C=C)).fit(
+                    X, y_fit, offsets=offsets).coef_
+        return starts[memo]
 
     def fitter(key):
         def fit(setting, fit_images, y_fit):
             X, offsets = bags(split, setting, fit_images, whole=key == "whole_image")
+            init = start(key, setting, fit_images, y_fit, X, offsets)
             with _warnings_as_log():
-                model = latent_model(key, setting).fit(X, y_fit, offsets=offsets)
+                model = latent_model(key, setting, init=init).fit(X, y_fit, offsets=offsets)
             return model.coef_, model.intercept_
         return fit
 
@@ -196,14 +212,17 @@ def train_class(name, y, split, args, work, keep):
             from ssvm.latent import latent_C_path
 
             X, offsets = bags(split, settings[0], fit_images, whole=key == "whole_image")
+            model = latent_model(key, settings[0], init=start(key, settings[0], fit_images, y_fit, X, offsets))
             with _warnings_as_log():
-                fitted = latent_C_path(latent_model(key, settings[0]), [s.C for s in settings], X, y_fit, offsets)
+                fitted = latent_C_path(model, [s.C for s in settings], X, y_fit, offsets)
             return [(model.coef_, model.intercept_) for model in fitted]
         return None if args.cold_selection else fit_path
 
     tic = time.perf_counter()
-    selection = {key: select(name, split, images, y, args, grid(args, key != "whole_image", key == "latent_zero_one"),
-                             fitter(key), args.select, path_fitter(key)) for key in LATENT_MODELS}
+    selection = {}  # the 0-1 SVM first: its validated C trains the latent AP-SVM's start
+    for key in ("latent_zero_one", "latent_ap_svm", "whole_image"):
+        points = grid(args, key != "whole_image", key == "latent_zero_one")
+        selection[key] = select(name, split, images, y, args, points, fitter(key), args.select, path_fitter(key))
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
     selection_seconds = time.perf_counter() - tic
     logger.info("%s: latent models' selection %.1fs (%s)", name, selection_seconds,
@@ -212,8 +231,9 @@ def train_class(name, y, split, args, work, keep):
     for key in LATENT_SPECS:
         setting = selection[key][0]
         tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}"
-        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz")
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
+        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz",
+                             start(key, setting, images, y, X, offsets))
         tic = time.perf_counter()
         with _warnings_as_log():
             model.fit(X, y, offsets=offsets, resume=args.resume)

@@ -325,16 +325,18 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, zero_one):
+    def _store_results(self, X, targets, results, zero_one, threshold=True):
+        """Set the fitted attributes from the solver results (``threshold=False``: the ranking
+        losses' intercept_ stays 0, for a caller that only ranks, e.g. RankSVMCV's default score)."""
         n_features = X.shape[1]
         coef = np.empty((len(results), n_features))
-        intercept = np.empty(len(results))
+        intercept = np.zeros(len(results))
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
             if zero_one:
                 intercept[j] = w[n_features]
-            else:
+            elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept

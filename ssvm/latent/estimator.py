@@ -68,7 +68,13 @@ class LatentRankSVM(BaseEstimator):
     negatives : {"best", "all"}, default="best"
         ``"best"``: a negative image enters the ranking as its best window (max over windows
         inside the loss-augmented inference). ``"all"``: every window of a negative image is a
-        negative.
+        negative. The scale of C differs: the AP hinge is a mean over the P·N (positive,
+        negative) pairs and vanishes only when every positive leads the negatives by a score
+        margin of about N / (2(P + 1)) (one positive below one negative loses about 1/P² of AP
+        but costs only 2·margin/(PN)). With ``"best"`` N counts negative *images*; with
+        ``"all"`` it counts their windows, so with unit-norm features the hinge stays near its
+        maximum unless C grows roughly like (N/P)², and w stays close to a weighted difference
+        of the mean positive and the top negative windows.
     init : "mean" or array of shape (n_features,) or (n_features + 1,), default="mean"
         Starting point w₀: ``"mean"`` trains the same convex model on each image's mean window
         feature. w₀ = 0 is refused (see :mod:`ssvm.latent`).
