@@ -1,4 +1,4 @@
-"""The fused training round (DESIGN.md §11): ``X w``, the oracles and ``Xᵀ c`` block by block.
+"""The fused training round (docs/design.md §11): ``X w``, the oracles and ``Xᵀ c`` block by block.
 
 A cutting-plane round needs the plane ``(H, offset, g)`` at ``w``: the scores ``s = X w``, every
 query's oracle on its scores, and ``g = Xᵀ c``. Done as three passes (:class:`StructuredHinge`'s
