@@ -2,7 +2,7 @@
 variants), the graded metrics and paired differences.
 
 The graded NDCG hinge itself is the library's (``RankSVM(loss="ndcg", gain=...)``,
-``ssvm.nn.RankHingeLoss("ndcg", gain=...)``, DESIGN §9). The experiments first ran on a slow
+``ssvm.nn.RankHingeLoss("ndcg", gain=...)``, docs/design.md §9). The experiments first ran on a slow
 per-threshold reference of it written here from the binary oracle (one binary NDCG oracle call per
 threshold, weighted by α_t; commit 07d831b), which the library matched to 1e-15 on the LETOR sample
 before the reference was deleted (docs/results/graded_relevance.md).

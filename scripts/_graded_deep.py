@@ -4,7 +4,7 @@ diagnostic variants that test why the hinge family trails LambdaLoss.
 
 Protocol: rank.train and rank.test pooled (251 queries, grades 0-4), five query folds; seed k holds
 out fold k as the test set, splits the other queries 80/20 into fit / validation parts (by query)
-and initialises the network with seed k. QuantileTransformer (DESIGN §8) fitted on the fit part; an
+and initialises the network with seed k. QuantileTransformer (docs/design.md §8) fitted on the fit part; an
 MLP d-128-64-1 trained with Adam on batches of 16 queries (one epoch = one pass over the fit
 queries; ``full batch`` variants take the same number of steps on all the fit queries); Adam's
 learning rate (and ε of the direct loss) and the epoch are chosen by the validation

@@ -3,7 +3,7 @@ LightGBM lambdarank vs XGBoost ``rank:ndcg`` (``exp_ranking_quality.py --dataset
 
 Protocol: the sample's rank.train and rank.test pooled (251 queries, grades 0-4) and split into
 ``n_folds`` folds by query (``GroupKFold`` on a seeded shuffle of the query ids); per fold, the
-QuantileTransformer of DESIGN §8 is fitted on the training part, every model's hyper-parameters are
+QuantileTransformer of docs/design.md §8 is fitted on the training part, every model's hyper-parameters are
 chosen on a validation quarter of the training part's queries (per-query exponential-gain NDCG,
 the measure every model is judged by; the test fold is never seen), the chosen model is refitted on
 the whole training part and scored on the held-out fold: exponential-gain NDCG (full list), NDCG@10 and

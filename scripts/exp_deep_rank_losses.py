@@ -18,7 +18,7 @@ Parts (``--parts``, default all):
   sample (``ssvm.datasets.load_letor_sample``; ``--data DIR`` for other files) with query ids, next to
   LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
   relevance > 0 is relevant for every model.
-* ``graded``: the LETOR sample's grades (0-4): an MLP trained with the graded NDCG hinge (DESIGN §9)
+* ``graded``: the LETOR sample's grades (0-4): an MLP trained with the graded NDCG hinge (docs/design.md §9)
   against the binary hinge, cross-entropy and a LambdaLoss NDCG-Loss2++ network written here (Wang
   et al., CIKM 2018), plus variants that test why the hinge trails LambdaLoss (pair weights, score
   scale, the graded direct loss, batch composition); protocol in ``scripts/_graded_deep.py``.

@@ -14,7 +14,7 @@ Data sets:
   retrieval, a stratified 70/30 split (seed ``--seed``), standardised features, C by 3-fold
   stratified cross-validation, mean AP / NDCG over the classes on the test part;
 * ``letor-graded``: the LETOR sample's grades (0-4) judged by graded NDCG -- the graded NDCG-SVM
-  (DESIGN §9) against the binary NDCG-SVM, AP-SVM, LightGBM's lambdarank and XGBoost's
+  (docs/design.md §9) against the binary NDCG-SVM, AP-SVM, LightGBM's lambdarank and XGBoost's
   ``rank:ndcg`` over query folds, with paired differences (protocol in ``scripts/_graded_linear.py``).
 
 Each model's C is chosen from the grid by its validation mean AP (NDCG-SVM: mean NDCG).

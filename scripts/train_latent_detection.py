@@ -1,4 +1,4 @@
-"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, DESIGN.md §4).
+"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, docs/design.md §4).
 
 Each image is a bag of selective-search windows (``ssvm.detection.selective_search_many``, fast
 mode, on a shrunk working copy, capped per image, row 0 = the whole image) described by window

@@ -113,22 +113,24 @@ def _wants_qid(scorer):
         return False
 
 
-def score_with(scorer, estimator, X, y, qid):
-    """Validation score of a fitted ``estimator``: its own ``score`` (with ``qid``) for
-    ``scorer=None``, else ``scorer(estimator, X, y[, qid=qid])``."""
+def score_with(scorer, estimator, X, y, qid, score_params):
+    """Validation score of a fitted ``estimator``: its own ``score`` (with ``qid`` and
+    ``score_params``) for ``scorer=None``, else ``scorer(estimator, X, y[, qid=qid])``."""
     if scorer is None:
-        return float(estimator.score(X, y, qid=qid))
+        return float(estimator.score(X, y, qid=qid, **score_params))
     if qid is not None and _wants_qid(scorer):
         return float(scorer(estimator, X, y, qid=qid))
     return float(scorer(estimator, X, y))
 
 
-def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zero_one, solver,
-              tol, max_iter, seeds, solver_params, scorer, verbose, fold):
+def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, gain, zero_one,
+              solver, tol, max_iter, seeds, solver_params, scorer, score_params, verbose, fold):
     """Solve fold ``fold``'s path over ``Cs`` (increasing) warm and score each C on its test rows.
 
+    ``gain`` is the gain of a graded oracle (None: binary targets), as in ``RankSVM.fit``.
     ``make_model(C)`` returns an unfitted :class:`~ssvm.RankSVM` whose fitted state is set here
-    from the path's solutions (as its ``fit`` would set it), so it scores like a cold fit.
+    from the path's solutions as its ``fit`` would set it (with the default scoring, which ranks
+    within queries, without the intercept of the ranking losses: it does not change that score).
 
     Returns
     -------
@@ -139,7 +141,7 @@ def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zer
     qid_train = None if groups is None else groups[train]
     qid_test = None if groups is None else groups[test]
     X_train, X_test, y_test = X[train], X[test], y[test]
-    data = in_memory_training_set(X_train, y[train], qid=qid_train, group=None)
+    data = in_memory_training_set(X_train, y[train], qid=qid_train, group=None, gain=gain)
     if not np.array_equal(data.classes, classes):
         raise ValueError(f"the training rows of cv fold {fold} hold the classes "
                          f"{data.classes.tolist()}, not all of {classes.tolist()}: use stratified "
@@ -166,10 +168,12 @@ def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zer
         model.n_features_in_ = X.shape[1]
         model.n_queries_, model.n_skipped_queries_ = data.n_queries, data.n_skipped
         model._fitted_on_queries = groups is not None
-        model._store_results(X_train, data.targets, results, zero_one)
+        # the default score ranks within queries (or classes): it does not depend on the
+        # ranking losses' intercept, a search over the training scores that is skipped then
+        model._store_results(X_train, data.targets, results, zero_one, threshold=scorer is not None)
         out["fit_time"][i] = time.perf_counter() - tic
         tic = time.perf_counter()
-        out["scores"][i] = score_with(scorer, model, X_test, y_test, qid_test)
+        out["scores"][i] = score_with(scorer, model, X_test, y_test, qid_test, score_params)
         out["score_time"][i] = time.perf_counter() - tic
         out["n_iter"][i] = model.n_iter_
         out["objective"][i] = [r.objective for r in results]

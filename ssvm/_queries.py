@@ -234,12 +234,11 @@ def informative_queries(queries, relevant, *, warn=True):
             no_pos += 1
         else:
             no_neg += 1
-    # informative_queries < fit < sklearn's _fit_context wrapper < caller
-    check_informative(len(queries), no_pos, no_neg, warn=warn, stacklevel=4)
+    check_informative(len(queries), no_pos, no_neg, warn=warn)
     return kept
 
 
-def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
+def check_informative(n_queries, no_pos, no_neg, *, warn=True):
     """Fail if every query is degenerate; warn (once per session) if some are.
 
     Parameters
@@ -249,10 +248,8 @@ def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
     no_pos, no_neg : int
         Queries without a relevant row, and with only relevant rows.
     warn : bool, default=True
-        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped.
-    stacklevel : int, default=2
-        ``stacklevel`` of the warning as ``warnings.warn`` would take it in the caller of this
-        function (2: the caller's caller).
+        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped (it
+        points at the user's line that called ssvm).
 
     Raises
     ------
@@ -273,5 +270,4 @@ def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
             "warnings.simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) shows it "
             "at every fit.)",
             DegenerateQueriesWarning,
-            stacklevel=stacklevel + 1,
         )

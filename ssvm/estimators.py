@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
-from ssvm.exceptions import MissingQidWarning, warn_once
+from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
 from ssvm.losses.graded import GAINS
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
@@ -301,7 +301,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
                 f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
                 UserWarning,
-                stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
@@ -325,16 +325,18 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, zero_one):
+    def _store_results(self, X, targets, results, zero_one, threshold=True):
+        """Set the fitted attributes from the solver results (``threshold=False``: the ranking
+        losses' intercept_ stays 0, for a caller that only ranks, e.g. RankSVMCV's default score)."""
         n_features = X.shape[1]
         coef = np.empty((len(results), n_features))
-        intercept = np.empty(len(results))
+        intercept = np.zeros(len(results))
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
             if zero_one:
                 intercept[j] = w[n_features]
-            else:
+            elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept
@@ -355,7 +357,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
                 f"max_iter={max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
 
     # -------------------------------------------------------------- score
@@ -412,7 +414,6 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "fit and score by default, or call set_score_request(qid=True)) and pass "
                 "qid=... and groups=qid to the search's fit.",
                 MissingQidWarning,
-                stacklevel=2,
             )
         if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
             return float(np.mean(self.predict(X) == y))

@@ -25,7 +25,7 @@ from ssvm.problem.training_set import class_targets
 __all__ = ["RankSVMCV"]
 
 #: RankSVM parameters that RankSVMCV passes through to every fit (n_jobs goes to the refit only)
-_PASSED = ("loss", "oracle", "solver", "k", "tol", "max_iter", "random_state", "verbose",
+_PASSED = ("loss", "oracle", "solver", "k", "gain", "tol", "max_iter", "random_state", "verbose",
            "solver_params")
 
 
@@ -52,7 +52,8 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         As :class:`~ssvm.RankSVM`.
     scoring : str, callable or None, default=None
         ``None``: the trained measure per query, i.e. ``RankSVM.score`` with the test fold's
-        ``qid`` (mean AP, mean NDCG, precision@k, or accuracy for ``"zero_one"``). A string or
+        ``qid`` (mean AP, mean NDCG with the trained ``gain``, precision@k, or accuracy for
+        ``"zero_one"``). A string or
         a scikit-learn scorer is called as ``scorer(estimator, X, y)``; it also gets ``qid=``
         when metadata routing is enabled and it requests ``qid``. Any other callable gets
         ``qid=`` when its signature has a ``qid`` parameter.
@@ -62,7 +63,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
     refit : bool, default=True
         Refit ``RankSVM(C=C_)`` on all the data as ``best_estimator_``; ``decision_function``,
         ``predict`` and ``score`` use it. With False only the selection is done.
-    oracle, solver, k, tol, max_iter, random_state, verbose, solver_params
+    oracle, solver, k, gain, tol, max_iter, random_state, verbose, solver_params
         As :class:`~ssvm.RankSVM` (same validation), used for every fit. ``verbose=1`` prints
         one line per fold and C, ``≥ 2`` also the solver's iterations.
 
@@ -122,7 +123,8 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
     __metadata_request__score = {"qid": True}
 
     def __init__(self, Cs=10, cv=None, loss="ap", *, scoring=None, n_jobs=None, refit=True,
-                 oracle="auto", solver="cutting_plane", k=None, tol=1e-3, max_iter=None,
+                 oracle="auto", solver="cutting_plane", k=None, gain="exponential", tol=1e-3,
+                 max_iter=None,
                  random_state=None, verbose=0, solver_params=None):
         self.Cs = Cs
         self.cv = cv
@@ -133,6 +135,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         self.oracle = oracle
         self.solver = solver
         self.k = k
+        self.gain = gain
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
@@ -185,16 +188,19 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             classes = np.array([0, 1])
         else:
             groups, classes = None, class_targets(y)[0]
+        graded = groups is not None and _is_loss(self.loss, "ndcg")
         folds = split_folds(self.cv, X, y, groups)
         order = np.argsort(Cs, kind="stable")
         n_tasks = len(classes) if groups is None and len(classes) > 2 else 1
         job = delayed(fold_path)
         paths = Parallel(n_jobs=self.n_jobs)(
             job(X, y, groups, train, test, Cs[order], classes=classes, make_model=self._ranksvm,
-                oracle=oracle, zero_one=_is_loss(self.loss, "zero_one"), solver=self.solver,
+                oracle=oracle, gain=self.gain if graded and oracle.graded else None,
+                zero_one=_is_loss(self.loss, "zero_one"), solver=self.solver,
                 tol=self.tol, max_iter=self.max_iter,
                 seeds=draw_seeds(self.random_state, n_tasks), solver_params=solver_params,
-                scorer=scorer, verbose=self.verbose, fold=k)
+                scorer=scorer, score_params=self._score_params(graded), verbose=self.verbose,
+                fold=k)
             for k, (train, test) in enumerate(folds))
         unsort = np.argsort(order)
         self.Cs_ = Cs
@@ -218,6 +224,10 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             self.intercept_ = self.best_estimator_.intercept_
             self.classes_ = self.best_estimator_.classes_
         return self
+
+    def _score_params(self, graded):
+        """The default score's NDCG gains: the trained ``gain`` on queries (binary otherwise)."""
+        return {"gains": self.gain} if graded else {}
 
     def _refitted(self):
         check_is_fitted(self, "cv_results_")
@@ -265,8 +275,10 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         -------
         float
         """
-        scorer = None if self.scoring is None else check_scoring(self._refitted(), self.scoring)
-        return score_with(scorer, self._refitted(), X, y, qid)
+        model = self._refitted()
+        scorer = None if self.scoring is None else check_scoring(model, self.scoring)
+        graded = model._fitted_on_queries and _is_loss(self.loss, "ndcg")
+        return score_with(scorer, model, X, y, qid, self._score_params(graded))
 
 
 def _cv_results(Cs, paths, unsort):

@@ -59,9 +59,16 @@ def test_bench_training_quick(tmp_path):
     e2e = {r["data"]: r for r in result["end_to_end"]}
     assert e2e["synthetic N=2000"]["RankSVM(ap).fit s"] > 0 and e2e["LETOR sample"]["LinearSVC s"] > 0
     for row in result["iteration_split"]:
-        parts = [row[k] for k in ("matvec %", "oracle %", "qp %", "other %")]
+        parts = [row[k] or 0.0 for k in ("matvec %", "oracle %", "fused %", "qp %", "other %")]
         assert sum(parts) == pytest.approx(100.0)
-        assert all(p >= -1e-9 for p in parts[:3])
+        assert all(p >= -1e-9 for p in parts[:4])
+        assert row["fused %"] > 0  # the cutting plane's rounds are fused (AP and 0-1 have compiled oracles)
+    # the floor of a round: fused and two-pass against one X @ w; oracle ns per row, small vs large queries
+    cells = {(r["X"], r["threads"]) for r in result["rounds"]}
+    assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
+    assert all(r["fused round ms"] > 0 and r["fused / X@w"] > 0 for r in result["rounds"])
+    assert [r["loss"] for r in result["oracle_ns_per_row"]] == ["ap", "ndcg", "precision_at_k", "zero_one"]
+    assert "np.sort" in out and "ONE X @ w" in out
     assert all(r["seconds"] > 0 for r in result["times"])
     assert pngs == ["iteration_split.png"]
 

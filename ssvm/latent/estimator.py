@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
 from ssvm.detection.detections import nms_per_image
+from ssvm.exceptions import external_stacklevel
 from ssvm.losses import ORACLE_NAMES, get_oracle
 from ssvm.losses.pooled import segment_argmax
 from ssvm.metrics import accuracy_threshold, ranking_score
@@ -261,7 +262,7 @@ class LatentRankSVM(BaseEstimator):
                      tol=self.cccp_tol, meter=meter, on_step=partial(self._on_step, key, meter))
         if not state.converged and len(state.steps) >= self.max_cccp_iter:
             warnings.warn(f"CCCP stopped after max_cccp_iter={self.max_cccp_iter} steps without "
-                          "converging", ConvergenceWarning, stacklevel=3)
+                          "converging", ConvergenceWarning, stacklevel=external_stacklevel())
         self._store(state, data, positive, classes, intercept, meter)
         return self
 

@@ -1,6 +1,6 @@
 """The graded NDCG oracle's compiled loop: one sort per query, one certified walk per grade level.
 
-Graded NDCG decomposes exactly over relevance thresholds (DESIGN.md §9, :mod:`ssvm.losses.graded`):
+Graded NDCG decomposes exactly over relevance thresholds (docs/design.md §9, :mod:`ssvm.losses.graded`):
 ``1 − NDCG = Σ_t α_t (1 − NDCG_t)``, NDCG_t the binary NDCG of ``[r ≥ t]``.  Thresholds between two
 consecutive distinct grades of a query split its rows alike, so they are taken together: for the
 query's distinct grades v_0 < v_1 < ... < v_L the levels k = 1..L have the split ``[r ≥ v_k]`` and

@@ -1,4 +1,4 @@
-"""Graded NDCG, exact by threshold decomposition (DESIGN.md §9).
+"""Graded NDCG, exact by threshold decomposition (docs/design.md §9).
 
 For a query with non-negative integer grades r and gains g ("exponential": 2^r − 1, the default;
 "linear": r; "binary": [r > 0]), graded NDCG decomposes exactly over the thresholds t = 1..max r:

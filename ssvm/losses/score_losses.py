@@ -135,7 +135,7 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
     **loss_params
         ``k`` for ``"precision_at_k"``; ``gain`` for ``"ndcg"``: ``"exponential"`` (2^r − 1,
         default), ``"linear"`` (r) or ``"binary"`` ([r > 0]) — the graded hinge
-        ``Σ_t α_t H_t`` over the grade thresholds (DESIGN.md §9); with 0/1 labels all three are
+        ``Σ_t α_t H_t`` over the grade thresholds (docs/design.md §9); with 0/1 labels all three are
         the binary NDCG hinge, bit for bit.
 
     Returns
