@@ -132,11 +132,11 @@ def test_no_block_in_the_loop_and_fused_plane_function():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(5000, 3))
     y = rng.random(5000) < 0.2
-    hinge = ScoreHinge(y, [np.arange(5000)], get_oracle("ndcg"))
+    hinge = ScoreHinge(y, [np.arange(5000)], get_oracle("ndcg", gain="binary"))  # binary: QS's compiled form
     w = rng.normal(size=3)
     fused = FusedRound(X, hinge, False)
     assert fused.block_cuts.tolist() == [0] and fused.apart.tolist() == [0]
-    plain = StructuredHinge(X, y, [np.arange(5000)], get_oracle("ndcg"), fused=False).plane(w)
+    plain = StructuredHinge(X, y, [np.arange(5000)], get_oracle("ndcg", gain="binary"), fused=False).plane(w)
     assert_same_plane(fused_plane(X, hinge, w), plain)
 
 
