@@ -297,13 +297,13 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         supported = supported_oracles(self.loss)
         if self.oracle not in supported:
             raise ValueError(
-                f"oracle={self.oracle!r} does not support loss={entry.label!r}; "
+                f"oracle={self.oracle!r} does not support loss={entry.name!r}; "
                 f"oracles for this loss: {', '.join(map(repr, supported))}."
             )
         if self.k is not None and "k" not in entry.params:
             warnings.warn(
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
-                f"(loss={entry.label!r}). Leave k=None with this loss.",
+                f"(loss={entry.name!r}). Leave k=None with this loss.",
                 UserWarning,
                 stacklevel=external_stacklevel(),
             )

@@ -294,11 +294,11 @@ def _per_query_function(loss, entry, gain, k, grades):
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS}; got {gain!r}.")
     if gain != "binary" and gain not in entry.gains:
-        raise ValueError(f"gain={gain!r} applies to NDCG only; loss {entry.label!r} is binary (y > 0 relevant).")
+        raise ValueError(f"gain={gain!r} applies to NDCG only; loss {entry.name!r} is binary (y > 0 relevant).")
     if k is not None:
         if not (entry.gains or "k" in entry.params):
             raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
-                             f"{entry.label!r} does not use it.")
+                             f"{entry.name!r} does not use it.")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an integer >= 1; got {k!r}.")
     if gain != "binary" and np.any(grades < 0):

@@ -21,8 +21,9 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of .[dev]
     raise ImportError('ssvm.nn needs PyTorch; install it with pip install "ssvm[torch]"') from exc
 
+from .functional import evaluate_direct, evaluate_hinge
+from .losses.direct import direct_loss_oracle
 from .losses.registry import get_oracle
-from .losses.score_losses import direct_loss_oracle, evaluate_direct, evaluate_hinge
 
 __all__ = ["RankHingeLoss", "DirectRankLoss"]
 

@@ -14,14 +14,12 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 
 import ssvm.losses.graded
 from ssvm import RankSVM
-from ssvm._experiments.model_selection import evaluate_model
 from ssvm.exceptions import DegenerateQueriesWarning
 from ssvm.losses import NDCGLoss
 from ssvm.metrics import (
     mean_average_precision,
     mean_ndcg,
     ndcg_at_k,
-    one_vs_rest_score,
     query_scores,
     ranking_score,
 )
@@ -220,32 +218,6 @@ def test_bad_input_raises_a_clear_value_error(call, message):
 
 
 # ------------------------------------------------------------------ users of the module
-def test_one_vs_rest_score_and_evaluate_model_use_the_same_convention():
-    rng = np.random.default_rng(0)
-    S = rng.standard_normal((30, 3))
-    y = np.array(["a", "b"] * 15)  # class "c" absent: it does not count
-    classes = np.array(["a", "b", "c"])
-    expected = np.mean([average_precision_score(y == c, S[:, k]) for k, c in enumerate("ab")])
-    assert one_vs_rest_score(y, S, classes, loss="ap") == pytest.approx(expected, abs=1e-12)
-
-    class Fixed:
-        classes_ = classes
-
-        def decision_function(self, X):
-            return X
-
-    assert evaluate_model(Fixed(), S, y) == {
-        "AP": pytest.approx(expected, abs=1e-12),
-        "NDCG": pytest.approx(one_vs_rest_score(y, S, classes, loss="ndcg"), abs=1e-12),
-        "queries": 2,
-    }
-    grades, qid = rng.integers(0, 3, size=30), np.repeat(np.arange(6), 5)
-    grades[qid == 0] = 1  # all relevant: does not count anywhere
-    m = evaluate_model(Fixed(), S[:, 0], grades, qid)
-    assert m["AP"] == pytest.approx(mean_average_precision(grades, S[:, 0], qid=qid), abs=1e-15)
-    assert m["queries"] == query_scores(grades, S[:, 0], qid=qid).size <= 5
-
-
 def test_graded_ndcg_scorer_recipe_with_metadata_routing():
     """make_scorer(mean_ndcg, gain=...) + set_score_request(qid=True) scores each fold per query."""
     rng = np.random.RandomState(0)

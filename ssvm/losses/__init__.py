@@ -16,6 +16,8 @@ compiled by numba on first use and cached on disk; :func:`warm_up` (``ssvm warmu
 front, saying so.
 """
 
+from importlib import import_module
+
 from .dp import ap_direct_loss_inference
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 from .registry import (
@@ -30,7 +32,6 @@ from .registry import (
                        ranking_loss,
                        supported_oracles,
 )
-from .score_losses import direct_loss_gradient, rank_hinge
 from .suitability import QSCheckResult, check_qs_suitable
 from .warmup import warm_up
 
@@ -40,3 +41,18 @@ __all__ = [
     "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
     "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up",
 ]
+
+# The functional layer (:mod:`ssvm.functional`) sits above ssvm.problem, which sits above this
+# package: its two public functions are re-exported here, where users import them, resolved on first
+# access (as ``ssvm`` resolves its estimators) so that no module of this package imports upward.
+_FUNCTIONAL = ("rank_hinge", "direct_loss_gradient")
+
+
+def __getattr__(name):
+    if name in _FUNCTIONAL:
+        return getattr(import_module("ssvm.functional"), name)
+    raise AttributeError(f"module 'ssvm.losses' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -6,6 +6,8 @@ loops); the public functions validate once, here.
 
 import numpy as np
 
+from ssvm._queries import check_relevance
+
 __all__ = ["validate_scores_labels", "validate_scores_grades", "check_grades"]
 
 _MAX_EXPONENTIAL_GRADE = 60  # 2^r − 1 stays exact in float64 and far from overflowing
@@ -19,7 +21,8 @@ def validate_scores_labels(scores, y):
     scores : array-like of shape (n,)
         Finite real scores.
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}. ``True`` / ``1`` marks a positive.
+        Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or grades), the one
+        convention of :func:`ssvm._queries.check_relevance`.
 
     Returns
     -------
@@ -31,11 +34,13 @@ def validate_scores_labels(scores, y):
     Raises
     ------
     ValueError
-        If the arrays are not 1-D, differ in length, contain NaN/inf scores, labels outside a
-        binary coding, or the query has no positive or no negative.
+        If the arrays are not 1-D, differ in length, contain NaN/inf scores or labels, labels that
+        are not numbers, or the query has no positive or no negative.
     """
     s, lab = _scores_and_labels(scores, y)
-    yb = _binary_labels(lab)
+    if lab.size == 0:
+        raise ValueError("y is empty")
+    yb = np.ascontiguousarray(check_relevance(lab, lab.shape[0]))  # the one convention: y > 0
     n_pos = int(np.count_nonzero(yb))
     if n_pos == 0:
         raise ValueError("y has no positive sample (need at least one positive and one negative)")
@@ -92,22 +97,6 @@ def _scores_and_labels(scores, y):
         raise ValueError("scores contain NaN or inf")
     return s, lab
 
-
-def _binary_labels(lab):
-    """Labels as positives (``True``), checked in O(n) by comparisons (no sort, no hashing)."""
-    if lab.dtype == bool:
-        return np.ascontiguousarray(lab)
-    if not (np.issubdtype(lab.dtype, np.integer) or np.issubdtype(lab.dtype, np.floating)):
-        raise ValueError(f"labels must be bool or numeric, got dtype {lab.dtype}")
-    if lab.size == 0:
-        raise ValueError("y is empty")
-    positive = lab == 1
-    if np.all(positive | (lab == 0)) or np.all(positive | (lab == -1)):
-        return positive
-    bad = lab[~(positive | (lab == 0) | (lab == -1))]
-    if bad.size == 0:
-        raise ValueError("labels mix 0 and -1 as the negative class: use one binary coding, {0, 1} or {-1, 1}")
-    raise ValueError(f"labels must be binary (bool, {{0, 1}} or {{-1, 1}}), got values such as {bad[:5].tolist()}")
 
 def check_grades(y, n_samples=None, name="y", gain="exponential"):
     """Relevance grades as int64: non-negative integers (bool, integer-valued floats and the ±1 coding

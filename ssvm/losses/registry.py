@@ -90,10 +90,10 @@ class LossEntry:
     Parameters
     ----------
     name : str
-        The loss's name (``"ap"``, ...; a user loss object's ``name``).
+        The loss's name, for messages (``"ap"``, ...; a user loss object's class name).
     label : str
-        Short label for tables and messages (``"AP"``, ``"NDCG"``, ``"0-1"``, ``"P@k"``; a user loss
-        object's class name).
+        Short label for tables (``"AP"``, ``"NDCG"``, ``"0-1"``, ``"P@k"``; a user loss object's
+        ``name``).
     oracles : dict of str to OracleSpec
         The oracles that serve the loss, by name.
     auto : str
@@ -226,7 +226,7 @@ def loss_entry(loss):
     ('positive', 'negative', 'perceptron')
     """
     if isinstance(loss, QSLoss):
-        return replace(_QS_LOSS_ENTRY, name=loss.name, label=type(loss).__name__,
+        return replace(_QS_LOSS_ENTRY, name=type(loss).__name__, label=loss.name,
                        loss_object=partial(_given, loss))
     if isinstance(loss, str) and loss in _REGISTRY:
         return _REGISTRY[loss]
@@ -318,9 +318,9 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     scores : array-like of shape (n,)
         Scores s = X w of the query's samples (finite).
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}; needs a positive and a negative. For
-        ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer grades, two
-        distinct ones at least (AP and precision@k keep the ``y > 0`` rule).
+        Relevance: bool, or numbers of which those > 0 are relevant; needs a positive and a
+        negative. For ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer
+        grades, two distinct ones at least (AP and precision@k keep the ``y > 0`` rule).
     loss : str or QSLoss, default="ap"
         See :func:`get_oracle`.
     oracle : str, default="auto"

@@ -45,7 +45,7 @@ def test_every_entry_declares_what_the_modules_ask():
 def test_a_loss_object_gets_the_generic_entry_with_itself_as_the_loss():
     loss = NDCGLoss("chakrabarti")
     entry = loss_entry(loss)
-    assert entry.label == "NDCGLoss" and entry.arguments({})["loss"] is loss
+    assert entry.name == "NDCGLoss" and entry.label == "ndcg" and entry.arguments({})["loss"] is loss
     assert entry.directions == ("positive", "perceptron") and entry.latent and not entry.intercept
     with pytest.raises(ValueError, match="unknown loss"):
         loss_entry("auc")

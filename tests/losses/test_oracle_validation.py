@@ -22,9 +22,8 @@ Y = np.array([1, 0, 0])
 @pytest.mark.parametrize("scores,y,match", [
     ([0.5, np.nan, 1.0], Y, "NaN or inf"),
     ([0.5, np.inf, 1.0], Y, "NaN or inf"),
-    (S, [1, 0, 2], "binary"),
-    (S, [1, -1, 0], "binary"),
-    (S, ["a", "b", "c"], "bool or numeric"),
+    (S, ["a", "b", "c"], "numeric relevance grades"),
+    (S, [1, np.nan, 0], "NaN or infinity"),
     (S, [0, 0, 0], "no positive"),
     (S, [True, True, True], "no negative"),
     (S, [1, 0], "length mismatch"),
@@ -61,7 +60,8 @@ def test_bad_grades(y, match, gain):
 
 def test_label_codings_are_equivalent():
     ref = loss_augmented_inference(S, np.array([True, False, False]))
-    for y in ([1, 0, 0], [1, -1, -1], [1.0, 0.0, 0.0]):
+    # one convention everywhere (ssvm._queries.check_relevance): y > 0 is relevant
+    for y in ([1, 0, 0], [1, -1, -1], [1.0, 0.0, 0.0], [2, 0, -1], [0.5, -1, 0]):
         np.testing.assert_array_equal(loss_augmented_inference(S, y)[0], ref[0])
 
 
