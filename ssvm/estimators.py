@@ -267,6 +267,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
+        if oracle.graded and all(np.asarray(target).dtype == bool for target in data.targets):
+            oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
+            # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1
         starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
         jobs = [
@@ -287,8 +290,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self._fitted_on_queries = ranking_mode
         return self
 
-    def _make_oracle(self):
-        """The oracle for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
+    def _make_oracle(self, **override):
+        """The oracle for (loss, oracle, k, gain), ``override`` replacing loss parameters; ValueError
+        if the oracle cannot do the loss."""
         entry = loss_entry(self.loss)
         supported = supported_oracles(self.loss)
         if self.oracle not in supported:
@@ -303,7 +307,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=external_stacklevel(),
             )
-        return get_oracle(self.loss, self.oracle, **self._loss_params())
+        return get_oracle(self.loss, self.oracle, **{**self._loss_params(), **override})
 
     def _loss_params(self):
         """The loss parameters set on the estimator (the loss table fills in the defaults)."""

@@ -87,6 +87,8 @@ def in_memory_training_set(X, y, *, qid, group, gain=None):
         target = check_relevance(y, n_samples)
     else:
         target = check_grades(y, n_samples, gain=gain)
+        if target.max(initial=0) <= 1:  # 0/1 grades: binary relevance, the same loss for every gain
+            target = target > 0
     every_query = resolve_queries(n_samples, qid=qid, group=group)
     queries = informative_queries(every_query, target)
     return TrainingSet(X, np.array([0, 1]), [target], [None], len(queries),
