@@ -1,4 +1,4 @@
-"""The data flows one way (DESIGN.md §3): no module of a lower layer imports a higher one, not even
+"""The data flows one way (docs/design.md §3): no module of a lower layer imports a higher one, not even
 inside a function (``ssvm.losses`` re-exports the functional layer's two functions by name, on
 first access, as ``ssvm`` does its estimators)."""
 
