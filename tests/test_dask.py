@@ -385,3 +385,42 @@ def test_counters_count_each_round_once():
         assert problem.n_oracle_calls == k * problem.n_queries and problem.n_rounds == k
     problem.planes(np.ones(6), [0, 2])
     assert problem.n_oracle_calls == 3 * problem.n_queries + 2
+
+
+# ---------------------------------------------------------------- bugs a mutation audit planted
+
+
+def test_planes_skip_a_block_without_a_trained_query():
+    """Query numbers count the blocks with a trained query only: the middle block (a query
+    without a negative) holds none, so query 1 is the last block's."""
+    X = np.array([[1.0], [0.0], [1.0], [2.0], [0.5], [0.2]])
+    qid, y = np.array([0, 0, 1, 1, 2, 2]), np.array([1, 0, 1, 1, 0, 1])
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        dsk = DaskStructuredHinge(da.from_array(X, chunks=(2, 1)), y, qid, oracle)
+    mem = StructuredHinge(X, y > 0, [np.arange(0, 2), np.arange(4, 6)], oracle)
+    assert dsk.n_blocks == 2 and dsk.n_skipped_queries == 1
+    w = np.array([1.0])
+    for subset in (None, [1], [1, 0]):
+        delta, G = dsk.planes(w, subset)
+        want = mem.planes(w, subset)
+        np.testing.assert_array_equal(delta, want[0])
+        np.testing.assert_array_equal(G, want[1])
+    delta, G = dsk.planes(w)
+    np.testing.assert_allclose(delta, [0.0, 0.5], atol=1e-15)
+    np.testing.assert_allclose(G, [[0.0], [0.6]], atol=1e-15)
+
+
+def test_integer_X_above_2_to_the_24_is_float64():
+    """16777217 = 2²⁴ + 1 has no float32: integer X must become float64, as in memory."""
+    X = np.array([[0], [16777217], [1], [0]])
+    y, qid = np.array([1, 0, 1, 0]), np.array([0, 0, 1, 1])
+    oracle = get_oracle("ap", "auto")
+    dsk = DaskStructuredHinge(da.from_array(X, chunks=(2, 1)), y, qid, oracle)
+    mem = StructuredHinge(X.astype(np.float64), y > 0, [np.arange(2), np.arange(2, 4)], oracle)
+    w = np.zeros(1)
+    for got, want in zip(dsk.plane(w), mem.plane(w)):
+        np.testing.assert_array_equal(got, want)
+    assert dsk.plane(w)[2][0] == 16777217 - 1  # in float32, 16777216 - 1
+    assert dsk.X.dtype == np.float64
