@@ -152,6 +152,7 @@ class DaskGiantHinge(Problem):
         self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
             zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]
         self._bounds = bounds
+        self._relevant = relevant  # holds its persisted blocks
         self.X = X
         self.budget = int(budget)
         self.fit_intercept = bool(fit_intercept)
