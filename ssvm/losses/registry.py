@@ -12,6 +12,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._classification_kernels import precision_at_k_batch
 from ._validation import validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
@@ -96,7 +97,7 @@ _REGISTRY = {
                        value=_rank_value, loss_object=NDCGLoss),
     "zero_one": _LossEntry({"auto": OracleSpec(zero_one_oracle, zero_one_batch),
                             "brute": OracleSpec(zero_one_brute_oracle)}, auto="auto", value=_zero_one_value),
-    "precision_at_k": _LossEntry({"auto": OracleSpec(precision_at_k_oracle),
+    "precision_at_k": _LossEntry({"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
                                   "brute": OracleSpec(precision_at_k_brute_oracle)}, auto="auto",
                                  value=_precision_value, params={"k": (10, _check_k)}),
 }

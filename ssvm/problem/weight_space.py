@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _products
+from ._fused import FusedRound
 from .protocol import Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 
@@ -165,6 +166,11 @@ class StructuredHinge(Problem):
         Validate ``X``, ``y`` and ``queries``. Pass False only with a finite float64 or float32
         array or CSR matrix, boolean ``y`` and queries as :func:`check_queries` returns them (the
         estimators validate once, at their edge).
+    fused : bool, default=True
+        Compute :meth:`plane` by the fused round (:mod:`ssvm.problem._fused`: products and oracles
+        block by block, one pass over ``X``, numba's threads) when the oracle has a compiled form;
+        False, or an oracle without one: the two-pass path. Both give the same plane up to the
+        order of float64 sums.
 
     Attributes
     ----------
@@ -184,6 +190,9 @@ class StructuredHinge(Problem):
         Cumulative wall time spent in products with ``X`` or ``X.T``.
     n_oracle_calls : int
         Cumulative number of per-query oracle calls.
+    fused_seconds : float
+        Cumulative wall time of fused rounds (products and oracles together, counted in neither
+        ``matvec_seconds`` nor ``oracle_seconds``).
 
     Notes
     -----
@@ -196,13 +205,14 @@ class StructuredHinge(Problem):
 
     supports_line_search = True
 
-    def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None, check_input=True):
+    def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None, check_input=True,
+                 fused=True):
         if check_input:
             X = check_features(X)
             y = check_relevance(y, X.shape[0])
             queries = check_queries(queries, X.shape[0], y)
         self._set_up(X, ScoreHinge(y, queries, oracle, n_jobs=n_jobs, check_input=False),
-                     fit_intercept)
+                     fit_intercept, fused)
 
     @classmethod
     def from_score_hinge(cls, X, score_hinge, *, fit_intercept=False):
@@ -226,7 +236,7 @@ class StructuredHinge(Problem):
         problem._set_up(X, score_hinge, fit_intercept)
         return problem
 
-    def _set_up(self, X, score_hinge, fit_intercept):
+    def _set_up(self, X, score_hinge, fit_intercept, fused=False):
         self.score_hinge = score_hinge
         rows = score_hinge.rows
         self._X_stacked = (_row_block(X, rows.start, rows.stop) if isinstance(rows, slice)
@@ -240,6 +250,8 @@ class StructuredHinge(Problem):
         self.n_features = self._all.n_features
         self.n_queries = score_hinge.n_queries
         self.matvec_seconds = 0.0
+        self.fused_seconds = 0.0
+        self._fused = None if fused else False  # the FusedRound, made on the first call of `plane`
 
     @property
     def _blocks(self):
@@ -294,6 +306,14 @@ class StructuredHinge(Problem):
         offset : float
         g : ndarray of shape (n_features,)
         """
+        if self._fused is None:
+            self._fused = FusedRound(self._X_stacked, self.score_hinge, self.fit_intercept)
+        if self._fused and self._fused.supported:
+            t0 = time.perf_counter()
+            out = self._fused.plane(self._check_w(w))
+            self.fused_seconds += time.perf_counter() - t0
+            self.score_hinge.n_oracle_calls += self.n_queries
+            return out
         H, c, offset = self.hinge_at_scores(self.stacked_scores(w))
         return H, offset, self.coefficients_to_subgradient(c)
 

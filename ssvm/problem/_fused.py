@@ -1,0 +1,265 @@
+"""The fused training round (DESIGN.md §11): ``X w``, the oracles and ``Xᵀ c`` block by block.
+
+A cutting-plane round needs the plane ``(H, offset, g)`` at ``w``: the scores ``s = X w``, every
+query's oracle on its scores, and ``g = Xᵀ c``. Done as three passes (:class:`StructuredHinge`'s
+two-pass path) the round reads ``X`` twice. Here the queries are cut into *blocks* of whole queries
+of about ``_BLOCK_BYTES`` of ``X`` (a share of a core's L2 cache), and one compiled loop does, per
+block, ``s_b = X_b w``, the block's oracles into ``c_b``, and ``g += X_bᵀ c_b`` while ``X_b`` is
+still in cache: the round reads ``X`` once. The blocks are split into a fixed number of *chunks*
+(of about equal rows, never more than ``_MAX_CHUNKS``) that numba's threads take in parallel, each
+chunk summing into its own float64 accumulator; the chunks' sums are added in chunk order, so the
+result does not depend on the number of threads.
+
+Every number is the two-pass path's up to the order of the float64 sums of ``g`` and ``s @ c``:
+the scores come from the same compiled loops (:mod:`._products`, on a block's rows) and the oracles
+are the compiled forms of the registry's (QS for AP and NDCG: the walk or the grid as
+:func:`~ssvm.losses.qs.qs_batch` picks; 0-1 and precision@k:
+:mod:`ssvm.losses._classification_kernels`). An oracle without a compiled form (a user's callable,
+a :class:`~ssvm.losses.QSLoss` without ``compiled_batch``, ...) has no fused round: the caller keeps
+its two-pass path. QS queries larger than the batch kernels' limit run after the loop, one at a
+time, on the two-pass path (one query that does not fit a cache gains nothing from fusing).
+
+``X`` is read in its own precision (float32 or float64, dense C-contiguous or CSR) and never copied.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from ..losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
+from ..losses._qs_walk import inverse_log_table, walk_batch
+from ..losses.classification import zero_one_batch
+from ..losses.qs import _BATCH_GRID, _BATCH_MAX, _NO_TABLE, _grid_batch, _use_walk, qs_batch
+from ..losses.rank_losses import KIND_NDCG_LOG2
+from . import _products
+
+__all__ = ["FusedRound", "fused_plane"]
+
+_BLOCK_BYTES = 256 * 1024  # X per block: a quarter of a 1 MiB L2, leaving room for s, c and g
+_MAX_CHUNKS = 16  # parallel chunks of blocks, each with its own accumulator of g
+_MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accumulators
+MODE_QS, MODE_ZERO_ONE, MODE_TOP_K = 0, 1, 2
+
+
+def oracle_form(oracle):
+    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none."""
+    if oracle.batched is qs_batch:  # get_oracle drops the batch form of a loss without compiled_batch
+        return MODE_QS, int(oracle.params["loss"].kind), 0
+    if oracle.batched is zero_one_batch:
+        return MODE_ZERO_ONE, 0, 0
+    if oracle.batched is precision_at_k_batch:
+        return MODE_TOP_K, 0, int(oracle.params["k"])
+    return None
+
+
+@njit(cache=True, nogil=True)
+def _block_oracles(s, y, starts, ends, n_pos, walk, form, lt, grid, c, delta):
+    """The oracles of a block's queries ``s[starts[q]:ends[q]]`` into ``c`` (zero elsewhere)."""
+    mode, kind, k = form
+    for q in range(starts.size):
+        a, b = starts[q], ends[q]
+        if mode == MODE_ZERO_ONE:
+            delta[q] = zero_one_into(s[a:b], y[a:b], c[a:b])
+        elif mode == MODE_TOP_K:
+            delta[q] = precision_at_k_into(s[a:b], y[a:b], k, c[a:b])
+        elif walk[q]:
+            walk_batch(s, y, starts[q:q + 1], ends[q:q + 1], n_pos[q:q + 1], kind, lt, c, delta[q:q + 1])
+        else:
+            _grid_batch(s, y, starts[q:q + 1], ends[q:q + 1], n_pos[q:q + 1], kind, grid, c, delta[q:q + 1])
+
+
+@njit(cache=True, nogil=True)
+def _block_scores(X, data, indices, indptr, lo, hi, w):
+    """``X[lo:hi] @ w`` by the compiled loops of :mod:`._products` (a dense ``X`` has rows; a CSR
+    one is ``(data, indices, indptr)`` and an empty ``X``)."""
+    if indptr.size:
+        return _products._csr_scores(data, indices, indptr[lo:hi + 1], w)
+    return _products._dense_scores(X[lo:hi], w)
+
+
+@njit(cache=True, nogil=True)
+def _accumulate(X, data, indices, indptr, lo, s, c, normaliser, g, sums):
+    """``g += X[lo:lo+n]ᵀ (c / Q)``; ``sums`` += (Σ c / Q, Σ s c / Q); rows with ``c = 0`` skipped."""
+    for i in range(c.size):
+        if c[i] == 0.0:
+            continue
+        ci = c[i] / normaliser
+        sums[0] += ci
+        sums[1] += s[i] * ci
+        if indptr.size:
+            for p in range(indptr[lo + i], indptr[lo + i + 1]):
+                g[indices[p]] += data[p] * ci
+        else:
+            for j in range(g.size):
+                g[j] += X[lo + i, j] * ci
+
+
+@njit(cache=True, parallel=True)
+def _round(X, data, indices, indptr, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
+           block_cuts, chunk_cuts, normaliser):
+    """The fused loop: per chunk (in parallel) per block: scores, oracles, ``Xᵀ c``.
+
+    Returns the chunks' ``g`` (one row each), their ``(Σ c, Σ s c)`` and every query's Δ."""
+    n_chunks = chunk_cuts.size - 1
+    G = np.zeros((n_chunks, d))
+    sums = np.zeros((n_chunks, 2))
+    delta = np.empty(starts.size)
+    for t in prange(n_chunks):
+        g = np.zeros(d)
+        acc = np.zeros(2)
+        for blk in range(chunk_cuts[t], chunk_cuts[t + 1]):
+            q0, q1 = block_cuts[blk], block_cuts[blk + 1]
+            lo, hi = starts[q0], ends[q1 - 1]
+            s = _block_scores(X, data, indices, indptr, lo, hi, w)
+            if use_bias:
+                s += bias
+            c = np.zeros(hi - lo)
+            _block_oracles(s, y[lo:hi], starts[q0:q1] - lo, ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1],
+                           form, lt, grid, c, delta[q0:q1])
+            _accumulate(X, data, indices, indptr, lo, s, c, normaliser, g, acc)
+        G[t] = g
+        sums[t] = acc
+    return G, sums, delta
+
+
+@njit(cache=True)
+def _positives(y, starts, ends):
+    n_pos = np.zeros(starts.size, dtype=np.int64)
+    for q in range(starts.size):
+        for i in range(starts[q], ends[q]):
+            n_pos[q] += y[i]
+    return n_pos
+
+
+def _cuts(sizes, consecutive, row_bytes):
+    """Block cuts (query positions) of whole queries, about ``_BLOCK_BYTES`` each, never joining two
+    queries that are not ``consecutive`` (a query run apart lies between them)."""
+    cap = max(1, int(_BLOCK_BYTES // max(row_bytes, 1.0)))
+    cuts = [0]
+    rows = 0
+    for q, size in enumerate(sizes):
+        if q > cuts[-1] and (rows + size > cap or not consecutive[q]):
+            cuts.append(q)
+            rows = 0
+        rows += size
+    cuts.append(len(sizes))
+    return np.array(cuts, dtype=np.int64)
+
+
+def _chunk_cuts(block_rows, n_chunks):
+    """``n_chunks`` runs of blocks (cuts into the blocks) of about equal rows."""
+    cum = np.cumsum(block_rows)
+    inner = np.searchsorted(cum, cum[-1] * np.arange(1, n_chunks) / n_chunks, side="left") + 1
+    return np.unique(np.concatenate(([0], inner, [block_rows.size])).clip(0, block_rows.size))
+
+
+class FusedRound:
+    """The plane of :meth:`StructuredHinge.plane` in one pass over ``X`` (see the module's text).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of float32 or float64, shape (score_hinge.n_stacked, d)
+        The stacked rows (:attr:`ScoreHinge.rows` of the features), finite.
+    score_hinge : ScoreHinge
+        Relevance, queries, oracle and normaliser ``Q``.
+    fit_intercept : bool
+        ``w`` ends with an intercept (a constant-1 feature that is not stored).
+
+    Attributes
+    ----------
+    supported : bool
+        Whether the oracle has a compiled form; when False, :meth:`plane` must not be called (the
+        caller keeps its two-pass path).
+    """
+
+    def __init__(self, X, score_hinge, fit_intercept):
+        self.form = oracle_form(score_hinge.oracle)
+        self.supported = self.form is not None
+        if not self.supported:
+            return
+        self.X, self.hinge, self.fit_intercept = X, score_hinge, bool(fit_intercept)
+        starts, ends, y = score_hinge.starts, score_hinge.ends, score_hinge.y_stacked
+        sizes = ends - starts
+        n_pos = _positives(y, starts, ends)
+        mode, kind, _ = self.form
+        inside = np.ones(sizes.size, dtype=bool) if mode != MODE_QS else sizes <= _BATCH_MAX
+        self.apart = np.flatnonzero(~inside)  # queries run one at a time after the loop
+        mine = np.flatnonzero(inside)
+        self.starts, self.ends, self.n_pos = starts[mine], ends[mine], n_pos[mine]
+        self.walk = _use_walk(kind, self.n_pos, sizes[mine] - self.n_pos) & (mode == MODE_QS)
+        self.lt = (inverse_log_table(int(sizes[mine].max()) + 2) if mode == MODE_QS and kind == KIND_NDCG_LOG2
+                   and mine.size else _NO_TABLE)
+        if sp.issparse(X):
+            self._rows = (np.zeros((0, 0), dtype=X.dtype), X.data, X.indices, X.indptr)
+            row_bytes = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) + 8
+        else:
+            self._rows = (X, np.zeros(0, dtype=X.dtype), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            row_bytes = X.shape[1] * X.itemsize
+        consecutive = np.ones(mine.size, dtype=bool)
+        consecutive[1:] = np.diff(mine) == 1
+        self.block_cuts = _cuts(sizes[mine], consecutive, row_bytes)
+        n_blocks = self.block_cuts.size - 1
+        block_rows = self.ends[self.block_cuts[1:] - 1] - self.starts[self.block_cuts[:-1]]
+        n_chunks = max(1, min(n_blocks, _MAX_CHUNKS, _MAX_ACCUMULATOR_ENTRIES // max(X.shape[1], 1)))
+        self.chunk_cuts = _chunk_cuts(block_rows, n_chunks) if n_blocks else np.zeros(1, dtype=np.int64)
+
+    def plane(self, w):
+        """The mean hinge at ``w`` and its tight supporting plane (see :meth:`Problem.plane`).
+
+        Parameters
+        ----------
+        w : ndarray of float64, shape (d,) or (d + 1,) with the intercept
+
+        Returns
+        -------
+        H : float
+        offset : float
+        g : ndarray of float64, shape (w.size,)
+        """
+        w = np.asarray(w, dtype=np.float64)
+        w_x, bias = (w[:-1], float(w[-1])) if self.fit_intercept else (w, 0.0)
+        d = self.X.shape[1]
+        normaliser = float(self.hinge.normaliser)
+        G, sums, delta = _round(*self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept,
+                                self.hinge.y_stacked, self.starts, self.ends, self.n_pos, self.walk, self.form,
+                                self.lt, _BATCH_GRID, self.block_cuts, self.chunk_cuts, normaliser)
+        g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
+        c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
+        delta_sum = float(delta.sum())
+        for q in self.apart:  # large QS queries, on the two-pass path
+            a, b = self.hinge.starts[q], self.hinge.ends[q]
+            rows = self.X[a:b]
+            s = _products.scores(rows, w_x) + bias if self.fit_intercept else _products.scores(rows, w_x)
+            c, dq = self.hinge.oracle.batch(s, self.hinge.y_stacked[a:b], np.zeros(1, dtype=np.int64),
+                                            np.array([b - a], dtype=np.int64))
+            c /= normaliser
+            g += _products.transpose(rows, c)
+            c_sum += c.sum()
+            sc += float(s @ c)
+            delta_sum += float(dq[0])
+        offset = delta_sum / normaliser
+        if self.fit_intercept:
+            g = np.append(g, c_sum)
+        return offset + sc, offset, g
+
+
+def fused_plane(X, score_hinge, w, fit_intercept=False):
+    """The plane at ``w`` of the stacked rows ``X`` and a :class:`ScoreHinge` in one pass over ``X``.
+
+    The task of a dask block and of an in-memory round alike (:class:`FusedRound` once).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of float32 or float64, shape (score_hinge.n_stacked, d)
+    score_hinge : ScoreHinge
+    w : ndarray of float64, shape (d,) or (d + 1,) with the intercept
+    fit_intercept : bool, default=False
+
+    Returns
+    -------
+    tuple or None
+        ``(H, offset, g)`` as :meth:`Problem.plane`, or None when the oracle has no compiled form
+        (then use the two-pass path).
+    """
+    fused = FusedRound(X, score_hinge, fit_intercept)
+    return fused.plane(w) if fused.supported else None
