@@ -55,15 +55,17 @@ def validate_scores_labels(scores, y):
 
 
 def _binary_labels(lab):
+    """Labels as positives (``True``), checked in O(n) by comparisons (no sort, no hashing)."""
     if lab.dtype == bool:
         return np.ascontiguousarray(lab)
     if not (np.issubdtype(lab.dtype, np.integer) or np.issubdtype(lab.dtype, np.floating)):
         raise ValueError(f"labels must be bool or numeric, got dtype {lab.dtype}")
     if lab.size == 0:
         raise ValueError("y is empty")
-    values = np.unique(lab)
-    if np.all(np.isin(values, (0, 1))):
-        return lab == 1
-    if np.all(np.isin(values, (-1, 1))):
-        return lab == 1
-    raise ValueError(f"labels must be binary (bool, {{0, 1}} or {{-1, 1}}), got values {values[:5].tolist()}")
+    positive = lab == 1
+    if np.all(positive | (lab == 0)) or np.all(positive | (lab == -1)):
+        return positive
+    bad = lab[~(positive | (lab == 0) | (lab == -1))]
+    if bad.size == 0:
+        raise ValueError("labels mix 0 and -1 as the negative class: use one binary coding, {0, 1} or {-1, 1}")
+    raise ValueError(f"labels must be binary (bool, {{0, 1}} or {{-1, 1}}), got values such as {bad[:5].tolist()}")

@@ -69,33 +69,74 @@ def _block_oracles(s, y, starts, ends, n_pos, walk, form, lt, grid, c, delta):
 
 
 @njit(cache=True, nogil=True)
-def _block_scores(X, data, indices, indptr, lo, hi, w):
-    """``X[lo:hi] @ w`` by the compiled loops of :mod:`._products` (a dense ``X`` has rows; a CSR
-    one is ``(data, indices, indptr)`` and an empty ``X``)."""
-    if indptr.size:
-        return _products._csr_scores(data, indices, indptr[lo:hi + 1], w)
-    return _products._dense_scores(X[lo:hi], w)
+def _block_scores(rows, lo, hi, w):
+    """``X[lo:hi] @ w`` by the compiled loops of :mod:`._products` (see :func:`_as_rows`)."""
+    X64, X32, d64, d32, i32, p32, i64, p64 = rows
+    if p32.size:
+        if d32.size:
+            return _products._csr_scores(d32, i32, p32[lo:hi + 1], w)
+        return _products._csr_scores(d64, i32, p32[lo:hi + 1], w)
+    if p64.size:
+        if d32.size:
+            return _products._csr_scores(d32, i64, p64[lo:hi + 1], w)
+        return _products._csr_scores(d64, i64, p64[lo:hi + 1], w)
+    if X32.size:
+        return _products._dense_scores(X32[lo:hi], w)
+    return _products._dense_scores(X64[lo:hi], w)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(rows, i, ci, g):
+    """``g += X[i] * ci``."""
+    X64, X32, d64, d32, i32, p32, i64, p64 = rows
+    if p32.size:
+        for p in range(p32[i], p32[i + 1]):
+            g[i32[p]] += (d32[p] if d32.size else d64[p]) * ci
+    elif p64.size:
+        for p in range(p64[i], p64[i + 1]):
+            g[i64[p]] += (d32[p] if d32.size else d64[p]) * ci
+    elif X32.size:
+        for j in range(g.size):
+            g[j] += X32[i, j] * ci
+    else:
+        for j in range(g.size):
+            g[j] += X64[i, j] * ci
 
 
 @njit(cache=True, nogil=True)
-def _accumulate(X, data, indices, indptr, lo, s, c, normaliser, g, sums):
+def _accumulate(rows, lo, s, c, normaliser, g, sums):
     """``g += X[lo:lo+n]ᵀ (c / Q)``; ``sums`` += (Σ c / Q, Σ s c / Q); rows with ``c = 0`` skipped."""
     for i in range(c.size):
-        if c[i] == 0.0:
-            continue
-        ci = c[i] / normaliser
-        sums[0] += ci
-        sums[1] += s[i] * ci
-        if indptr.size:
-            for p in range(indptr[lo + i], indptr[lo + i + 1]):
-                g[indices[p]] += data[p] * ci
-        else:
-            for j in range(g.size):
-                g[j] += X[lo + i, j] * ci
+        if c[i] != 0.0:
+            ci = c[i] / normaliser
+            sums[0] += ci
+            sums[1] += s[i] * ci
+            _add_row(rows, lo + i, ci, g)
+
+
+def _as_rows(X):
+    """``X`` as the one tuple type the compiled loop takes, whatever its layout and dtype (one
+    compilation for all): ``(X64, X32, data64, data32, indices32, indptr32, indices64, indptr64)``,
+    the arrays ``X`` does not use empty. Nothing is copied (a non-contiguous dense ``X`` is made
+    contiguous; a CSR matrix's ``indptr`` takes its ``indices``' dtype)."""
+    empty = {np.float64: np.zeros((0, 0)), np.float32: np.zeros((0, 0), dtype=np.float32)}
+    flat = {np.float64: np.zeros(0), np.float32: np.zeros(0, dtype=np.float32)}
+    index = {np.int32: np.zeros(0, dtype=np.int32), np.int64: np.zeros(0, dtype=np.int64)}
+    dense, data = dict(empty), dict(flat)
+    indices, indptr = dict(index), dict(index)
+    if sp.issparse(X):
+        kind = X.indices.dtype.type
+        data[X.dtype.type] = X.data
+        indices[kind] = X.indices
+        indptr[kind] = X.indptr.astype(kind, copy=False)
+    else:
+        dense[X.dtype.type] = np.ascontiguousarray(X)
+    return (dense[np.float64], dense[np.float32], data[np.float64], data[np.float32],
+            indices[np.int32], indptr[np.int32], indices[np.int64], indptr[np.int64])
 
 
 @njit(cache=True, parallel=True)
-def _round(X, data, indices, indptr, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
+def _round(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
            block_cuts, chunk_cuts, normaliser):
     """The fused loop: per chunk (in parallel) per block: scores, oracles, ``Xᵀ c``.
 
@@ -110,13 +151,13 @@ def _round(X, data, indices, indptr, d, w, bias, use_bias, y, starts, ends, n_po
         for blk in range(chunk_cuts[t], chunk_cuts[t + 1]):
             q0, q1 = block_cuts[blk], block_cuts[blk + 1]
             lo, hi = starts[q0], ends[q1 - 1]
-            s = _block_scores(X, data, indices, indptr, lo, hi, w)
+            s = _block_scores(rows, lo, hi, w)
             if use_bias:
                 s += bias
             c = np.zeros(hi - lo)
             _block_oracles(s, y[lo:hi], starts[q0:q1] - lo, ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1],
                            form, lt, grid, c, delta[q0:q1])
-            _accumulate(X, data, indices, indptr, lo, s, c, normaliser, g, acc)
+            _accumulate(rows, lo, s, c, normaliser, g, acc)
         G[t] = g
         sums[t] = acc
     return G, sums, delta
@@ -142,7 +183,8 @@ def _cuts(sizes, consecutive, row_bytes):
             cuts.append(q)
             rows = 0
         rows += size
-    cuts.append(len(sizes))
+    if len(sizes):
+        cuts.append(len(sizes))
     return np.array(cuts, dtype=np.int64)
 
 
@@ -189,11 +231,10 @@ class FusedRound:
         self.walk = _use_walk(kind, self.n_pos, sizes[mine] - self.n_pos) & (mode == MODE_QS)
         self.lt = (inverse_log_table(int(sizes[mine].max()) + 2) if mode == MODE_QS and kind == KIND_NDCG_LOG2
                    and mine.size else _NO_TABLE)
+        self._rows = _as_rows(X)
         if sp.issparse(X):
-            self._rows = (np.zeros((0, 0), dtype=X.dtype), X.data, X.indices, X.indptr)
             row_bytes = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) + 8
         else:
-            self._rows = (X, np.zeros(0, dtype=X.dtype), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
             row_bytes = X.shape[1] * X.itemsize
         consecutive = np.ones(mine.size, dtype=bool)
         consecutive[1:] = np.diff(mine) == 1
@@ -220,7 +261,7 @@ class FusedRound:
         w_x, bias = (w[:-1], float(w[-1])) if self.fit_intercept else (w, 0.0)
         d = self.X.shape[1]
         normaliser = float(self.hinge.normaliser)
-        G, sums, delta = _round(*self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept,
+        G, sums, delta = _round(self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept,
                                 self.hinge.y_stacked, self.starts, self.ends, self.n_pos, self.walk, self.form,
                                 self.lt, _BATCH_GRID, self.block_cuts, self.chunk_cuts, normaliser)
         g = G.sum(axis=0) if G.shape[0] else np.zeros(d)

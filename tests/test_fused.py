@@ -1,0 +1,207 @@
+"""The fused training round (ssvm.problem._fused) against the two-pass round it replaces."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ssvm.problem._fused as fused_module
+from ssvm.losses import QSLoss, get_oracle
+from ssvm.losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
+from ssvm.losses.classification import precision_at_k_oracle, zero_one_oracle
+from ssvm.problem import ScoreHinge, StructuredHinge
+from ssvm.problem._fused import FusedRound, fused_plane
+from ssvm.solvers import cutting_plane
+
+LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
+
+
+def ranking_data(seed, n_queries=30, sizes=(2, 60), d=5, frac=0.2):
+    """Queries of random sizes (some with many positives: the walk; some few: the grid)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(sizes[0], sizes[1] + 1, n_queries)
+    qid = np.repeat(np.arange(n_queries), sizes)
+    n = qid.size
+    y = rng.random(n) < rng.uniform(0.02, 0.6, n_queries)[qid]
+    X = rng.normal(size=(n, d))
+    X[y] += 0.5
+    X[rng.random(n) < 0.1] = X[0]  # rows that tie
+    queries = [np.flatnonzero(qid == q) for q in range(n_queries)]
+    queries = [q for q in queries if y[q].any() and not y[q].all()]
+    return X, y, queries
+
+
+def assert_same_plane(a, b, rtol=1e-12):
+    H_a, off_a, g_a = a
+    H_b, off_b, g_b = b
+    scale = max(1.0, abs(H_b), np.abs(g_b).max())
+    assert abs(H_a - H_b) <= rtol * scale
+    assert off_a == pytest.approx(off_b, rel=1e-13, abs=1e-15)
+    np.testing.assert_allclose(g_a, g_b, rtol=0, atol=rtol * scale)
+
+
+def both_planes(X, y, queries, loss, w, fit_intercept=False, **params):
+    fused = StructuredHinge(X, y, queries, get_oracle(loss, **params), fit_intercept=fit_intercept)
+    plain = StructuredHinge(X, y, queries, get_oracle(loss, **params), fit_intercept=fit_intercept, fused=False)
+    return fused.plane(w), plain.plane(w)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of a few rows: many blocks and every chunk in use on small problems."""
+    monkeypatch.setattr(fused_module, "_BLOCK_BYTES", 200)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("layout", ["float64", "float32", "csr64", "csr32"])
+def test_fused_plane_equals_two_pass(loss, layout, small_blocks):
+    for seed in range(4):
+        X, y, queries = ranking_data(seed)
+        dtype = np.float32 if layout.endswith("32") else np.float64
+        X = X.astype(dtype)
+        if layout.startswith("csr"):
+            X[np.abs(X) < 0.7] = 0.0
+            X = sp.csr_matrix(X)
+        rng = np.random.default_rng(seed)
+        for fit_intercept in (False, True):
+            for scale in (0.0, 1e-3, 1.0, 30.0):
+                w = rng.normal(size=X.shape[1] + fit_intercept) * scale
+                assert_same_plane(*both_planes(X, y, queries, loss, w, fit_intercept))
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_fit_with_fused_round_equals_two_pass_fit(loss):
+    X, y, queries = ranking_data(7, n_queries=40, sizes=(20, 120), d=8)
+    results = []
+    for fused in (True, False):
+        problem = StructuredHinge(X, y, queries, get_oracle(loss), fit_intercept=(loss == "zero_one"), fused=fused)
+        results.append(cutting_plane(problem, 10.0, tol=1e-6, max_iter=300))
+    a, b = results
+    assert a.n_iter == b.n_iter
+    np.testing.assert_allclose(a.w, b.w, rtol=0, atol=1e-10)
+    np.testing.assert_allclose([r["primal"] for r in a.history], [r["primal"] for r in b.history],
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_skipped_queries_gaps_and_large_queries_run_apart(small_blocks):
+    """Queries not in row order, rows between queries, and a QS query above the batch limit."""
+    rng = np.random.default_rng(3)
+    n = 10000
+    X = rng.normal(size=(n, 4))
+    y = rng.random(n) < 0.1
+    ranges = [(0, 50), (60, 200), (200, 5200), (5300, 5340), (5340, 10000)]  # gaps at 50, 5200
+    queries = [np.arange(a, b) for a, b in ranges]
+    w = rng.normal(size=4)
+    for loss in LOSSES:
+        assert_same_plane(*both_planes(X, y, queries, loss, w))
+        # gathered (non-range) queries: the stacked rows are a copy, in query order
+        assert_same_plane(*both_planes(X, y, [queries[3], queries[0], queries[1]], loss, w))
+    hinge = ScoreHinge(y, queries, get_oracle("ap"))
+    fused = FusedRound(X[hinge.rows], hinge, False)
+    assert fused.apart.tolist() == [2, 4]  # the QS queries of more than 4096 rows
+
+
+def test_integer_features_above_float32_precision():
+    """16777217 = 2^24 + 1 is exact in float64, not in float32: the plane must see it exactly."""
+    X = np.array([[0], [16777217], [1], [0]])
+    y = np.array([1, 0, 1, 0])
+    queries = [np.array([0, 1]), np.array([2, 3])]
+    for loss in LOSSES:
+        a, b = both_planes(X, y, queries, loss, np.array([1e-7]))
+        assert_same_plane(a, b)
+        exact = StructuredHinge(X.astype(np.float64), y, queries, get_oracle(loss), fused=False).plane(np.array([1e-7]))
+        assert a[2][0] == pytest.approx(exact[2][0], rel=1e-15)
+    # 0-1: every row violated, c = (-1/2, 1/2) per query, Q = 2: g = (16777217 - 1) / 4 (float32: ...75)
+    assert StructuredHinge(X, y, queries, get_oracle("zero_one")).plane(np.array([1e-7]))[2][0] == 4194304.0
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_smallest_problem_and_one_query_over_all_rows(loss):
+    X = np.array([[1.0, -2.0], [0.5, 3.0]])
+    y = np.array([True, False])
+    w = np.array([0.3, -0.1])
+    assert_same_plane(*both_planes(X, y, [np.arange(2)], loss, w))
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 3))
+    y = rng.random(6000) < 0.05
+    assert_same_plane(*both_planes(X, y, [np.arange(6000)], loss, rng.normal(size=3)))
+
+
+def test_no_block_in_the_loop_and_fused_plane_function():
+    """Every query run apart (no block for the compiled loop), and the module function."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(5000, 3))
+    y = rng.random(5000) < 0.2
+    hinge = ScoreHinge(y, [np.arange(5000)], get_oracle("ndcg"))
+    w = rng.normal(size=3)
+    fused = FusedRound(X, hinge, False)
+    assert fused.block_cuts.tolist() == [0] and fused.apart.tolist() == [0]
+    plain = StructuredHinge(X, y, [np.arange(5000)], get_oracle("ndcg"), fused=False).plane(w)
+    assert_same_plane(fused_plane(X, hinge, w), plain)
+
+
+def test_oracles_without_compiled_form_fall_back():
+    class Linear(QSLoss):  # a QS loss without compiled_batch
+        def kernel_spec(self, n_pos, n_neg):
+            return 2, np.linspace(0.0, -1.0 / n_pos, n_pos + n_neg + 1)
+
+        def value(self, counts):
+            return 0.0
+
+    X, y, queries = ranking_data(4)
+    w = np.random.default_rng(4).normal(size=X.shape[1])
+    plain = StructuredHinge(X, y, queries, get_oracle("ap"), fused=False).plane(w)
+    for oracle in (zero_one_oracle, get_oracle(Linear()), get_oracle("ap", "yue")):
+        hinge = ScoreHinge(y, queries, oracle)
+        assert not FusedRound(X[hinge.rows], hinge, False).supported
+        assert fused_plane(X[hinge.rows], hinge, w) is None
+        problem = StructuredHinge(X, y, queries, oracle)
+        out = problem.plane(w)
+        assert problem.fused_seconds == 0.0
+        assert_same_plane(out, StructuredHinge(X, y, queries, oracle, fused=False).plane(w))
+    assert_same_plane(StructuredHinge(X, y, queries, get_oracle("ap", "yue")).plane(w), plain)
+
+
+def test_result_does_not_depend_on_the_threads(small_blocks):
+    X, y, queries = ranking_data(5, n_queries=60)
+    w = np.random.default_rng(5).normal(size=X.shape[1])
+    problem = StructuredHinge(X, y, queries, get_oracle("ap"))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = problem.plane(w)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = problem.plane(w)
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == two[0] and one[1] == two[1] and np.array_equal(one[2], two[2])
+
+
+def test_compiled_classification_kernels_equal_numpy_oracles():
+    """Bit for bit, on thousands of small random queries with ties, one positive, one negative."""
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        n = int(rng.integers(2, 12))
+        s = rng.integers(-3, 4, n) * rng.choice([0.5, 1.0, 1e-9, 1e9])
+        y = np.zeros(n, dtype=bool)
+        y[rng.permutation(n)[:rng.integers(1, n)]] = True  # 1 .. n-1 positives
+        c = np.empty(n)
+        c_ref, d_ref = zero_one_oracle(s, y)
+        assert zero_one_into(s, y, c) == d_ref and np.array_equal(c, c_ref)
+        k = int(rng.integers(1, n + 3))
+        c_ref, d_ref = precision_at_k_oracle(s, y, k)
+        assert precision_at_k_into(s, y, k, c) == d_ref, (s, y, k)
+        assert np.array_equal(c, c_ref), (s, y, k)
+
+
+def test_precision_at_k_batch_equals_the_oracle_per_query():
+    rng = np.random.default_rng(1)
+    s = np.round(rng.normal(size=400), 1)
+    y = rng.random(400) < 0.3
+    starts, ends = np.array([0, 30, 100, 250]), np.array([20, 100, 240, 400])
+    c, delta = precision_at_k_batch(s, y, starts, ends, k=7)
+    assert np.all(c[20:30] == 0) and np.all(c[240:250] == 0)
+    for q, (a, b) in enumerate(zip(starts, ends)):
+        c_ref, d_ref = precision_at_k_oracle(s[a:b], y[a:b], 7)
+        assert np.array_equal(c[a:b], c_ref) and delta[q] == d_ref
+    assert get_oracle("precision_at_k", k=7).batched is precision_at_k_batch
