@@ -67,7 +67,7 @@ def scores_problem(scores, y, loss, chunks, budget):
     return DaskGiantHinge(X, y, get_oracle(loss, "auto"), budget=budget)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.integers(2, 30), st.sampled_from(["ap", "ndcg", "zero_one"]), st.integers(1, 40),
        st.integers(1, 12), st.sampled_from(["normal", "ties", "huge", "tiny"]),
        st.integers(0, 2**31 - 1))

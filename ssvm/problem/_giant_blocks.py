@@ -86,13 +86,16 @@ def block_ranking(X_b, relevant_b, w, fit_intercept, block):
     return BlockRanking(s, np.asarray(relevant_b, dtype=bool), block[1], time.perf_counter() - t0)
 
 
-def block_summary(ranking):
-    """``(positive scores, positive rows, number of negatives, first key, last key, seconds)``;
-    the keys are ``(−score, row)`` pairs, None without negatives."""
+def block_summary(ranking, k):
+    """``(positive scores, positive rows, number of negatives, first key, last key, seconds,
+    samples)``: the keys are ``(−score, row)`` pairs (None without negatives), the samples
+    :func:`block_samples` of all the block's negatives."""
     r = ranking
     n_neg = r.neg_ms.shape[0]
     ends = ((r.neg_ms[0], r.neg_rows[0]), (r.neg_ms[-1], r.neg_rows[-1])) if n_neg else (None, None)
-    return r.s[r.pos_local], r.pos_local + r.row0, n_neg, *ends, r.seconds
+    everything = (np.array([-np.inf]), np.array([-1])), (np.array([np.inf]), np.array([2**62]))
+    return (r.s[r.pos_local], r.pos_local + r.row0, n_neg, *ends, r.seconds,
+            block_samples(ranking, *everything, k))
 
 
 def _sorted_counts(ranking, qm, qr):

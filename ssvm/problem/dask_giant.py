@@ -108,9 +108,10 @@ class DaskGiantHinge(Problem):
     persist : bool, optional
         Hold the blocks of ``X`` in the cluster's memory; default: under a ``dask.distributed``
         client only (where the blocks of ``y`` are always held, sent once).
-    budget : int, default=4096
+    budget : int, optional
         Samples asked of the blocks per selection pass, in all (at least one per interval and
-        block): bounds what a pass sends to the client.
+        block): bounds what a pass sends to the client. Default: ``max(4096, 4 P)``, as many as
+        the positives that come anyway, so that a few passes decide all the ``P + 1`` ranks.
 
     Attributes
     ----------
@@ -129,7 +130,7 @@ class DaskGiantHinge(Problem):
         Cumulative passes over the blocks (the round's first and last, and the selection's).
     """
 
-    def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=_BUDGET):
+    def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None):
         X = check_dask_features(X)
         n, d = X.shape
         self.loss = giant_loss(oracle)
@@ -140,6 +141,8 @@ class DaskGiantHinge(Problem):
         n_pos = int(np.count_nonzero(y))
         if n_pos in (0, n):
             raise ValueError("the query needs a relevant and an irrelevant row")
+        if budget is None:
+            budget = max(_BUDGET, 4 * n_pos)
         if not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         relevant = da.from_array(y, chunks=(X.chunks[0],))
@@ -208,7 +211,8 @@ class DaskGiantHinge(Problem):
     def _ranked_plane(self, rankings, x, fi):
         """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""
         t0 = time.perf_counter()
-        summaries = self._compute(block_summary, rankings)
+        k = max(1, self.budget // self.n_blocks)
+        summaries = self._compute(block_summary, rankings, [k] * self.n_blocks)
         pos_s = np.concatenate([p[0] for p in summaries])
         pos_rows = np.concatenate([p[1] for p in summaries])
         order = np.lexsort((pos_rows, -pos_s))  # (−score, row), as the oracles sort positives
@@ -220,7 +224,8 @@ class DaskGiantHinge(Problem):
         ends = [(p[3], p[4]) for p in summaries if p[2]]
         first = min(e[0] for e in ends)
         last = max(e[1] for e in ends)
-        ms, rows, j, r = self._select(rankings, first, last, n_neg, (sp, kind, table, inv))
+        samples = [p[6] for p in summaries]
+        ms, rows, j, r = self._select(rankings, first, last, n_neg, (sp, kind, table, inv), samples)
         keep = np.append(r[1:] != r[:-1], True)  # the last negative of each rank
         counts = np.zeros(n_pos + 1, dtype=np.int64)
         counts[r[keep] - 1] = np.diff(j[keep], prepend=0)
@@ -241,30 +246,21 @@ class DaskGiantHinge(Problem):
             self.matvec_seconds += seconds
         return delta, g, sc
 
-    def _select(self, rankings, first, last, n_neg, objective):
+    def _select(self, rankings, first, last, n_neg, objective, samples):
         """The known negatives ``(−score, row, position j, rank)`` in key order, refined until
-        every negative's rank follows from them (see the module's docstring)."""
-        sp = objective[0]
-        top = sp.shape[0] + 1
-        if n_neg == 1:
-            ms, rows, j = np.array([first[0]]), np.array([first[1]]), np.array([1])
-        else:
-            ms, rows, j = (np.array([first[0], last[0]]), np.array([first[1], last[1]]),
-                           np.array([1, n_neg]))
+        every negative's rank follows from them (see the module's docstring); ``samples``: the
+        blocks' first samples (of all their negatives)."""
+        top = objective[0].shape[0] + 1
+        ms, rows = np.array([first[0], last[0]]), np.array([first[1], last[1]], dtype=np.int64)
+        j = np.array([1, n_neg])
         r = ranks_at(ms, j, np.ones_like(j), np.full_like(j, top), *objective)
+        act = np.zeros(1, dtype=np.int64)  # the one interval between the first and the last
         k_blocks = self.n_blocks
         while True:
-            act = np.flatnonzero((r[1:] > r[:-1]) & (j[1:] - j[:-1] > 1))
-            if act.size == 0:
-                return ms, rows, j, r
-            k = max(1, self.budget // (act.size * k_blocks))
-            lo = dask.delayed((ms[act], rows[act]))
-            hi = dask.delayed((ms[act + 1], rows[act + 1]))
-            parts = self._compute(block_samples, rankings, [lo] * k_blocks, [hi] * k_blocks,
-                                  [k] * k_blocks)
-            interval, sm, sr = (np.concatenate([p[i] for p in parts]) for i in range(3))
-            order = _key_order(sm, sr)
-            interval, sm, sr = interval[order], sm[order], sr[order]
+            interval, sm, sr = (np.concatenate([p[i] for p in samples]) for i in range(3))
+            inside = (sr != rows[act][interval]) & (sr != rows[act + 1][interval])
+            order = _key_order(sm[inside], sr[inside])
+            interval, sm, sr = interval[inside][order], sm[inside][order], sr[inside][order]
             keys = dask.delayed((sm, sr))
             sj = sum(self._compute(_counts_of, rankings, [keys] * k_blocks))
             sr_rank = ranks_at(sm, sj, r[act][interval], r[act + 1][interval], *objective)
@@ -272,6 +268,16 @@ class DaskGiantHinge(Problem):
             j, r = np.concatenate((j, sj)), np.concatenate((r, sr_rank))
             order = np.argsort(j, kind="stable")  # positions are distinct and follow the keys
             ms, rows, j, r = ms[order], rows[order], j[order], r[order]
+            keep = np.append(True, j[1:] != j[:-1])  # the first and last negative may be one
+            ms, rows, j, r = ms[keep], rows[keep], j[keep], r[keep]
+            act = np.flatnonzero((r[1:] > r[:-1]) & (j[1:] - j[:-1] > 1))
+            if act.size == 0:
+                return ms, rows, j, r
+            k = max(1, self.budget // (act.size * k_blocks))
+            lo = dask.delayed((ms[act], rows[act]))
+            hi = dask.delayed((ms[act + 1], rows[act + 1]))
+            samples = self._compute(block_samples, rankings, [lo] * k_blocks, [hi] * k_blocks,
+                                    [k] * k_blocks)
 
     def planes(self, w, queries=None):
         """:meth:`Problem.planes` of the one query (its plane).
