@@ -9,7 +9,8 @@ client only ever asks a block about *keys* ``(−score, row)``:
   its first and last negative key;
 * :func:`block_samples`: up to ``k`` evenly spaced keys of its negatives inside each of some open
   key intervals (a bounded number, whatever the block's size);
-* :func:`block_counts`: how many of its negatives come at or before each of some keys;
+* :func:`block_step`: how many of its negatives come at or before each of some keys (pivots), and
+  samples of the gaps between them for the next pass;
 * :func:`block_gradient`: with the final thresholds (the last key of each interleaving rank) and
   its positives' coefficients, its coefficients ``c_b``, ``X_bᵀ c_b`` and ``s_b · c_b``.
 
@@ -24,7 +25,7 @@ from numba import njit
 from .dask_space import non_finite_error
 from .weight_space import LinearScores
 
-__all__ = ["BlockRanking", "block_counts", "block_gradient", "block_ranking", "block_samples",
+__all__ = ["BlockRanking", "block_step", "block_gradient", "block_ranking", "block_samples",
            "block_summary", "block_zero_one", "count_at_or_before"]
 
 
@@ -130,9 +131,11 @@ def block_samples(ranking, lo, hi, k):
     return interval, ranking.neg_ms[pos], ranking.neg_rows[pos]
 
 
-def block_counts(ranking, qm, qr):
-    """How many of the block's negatives come at or before each sorted key ``(qm, qr)``."""
-    return _sorted_counts(ranking, qm, qr)
+def block_step(ranking, pivots, gap_lo, gap_hi, k):
+    """One selection pass: how many of the block's negatives come at or before each sorted key
+    of ``pivots``, and :func:`block_samples` of the gaps ``(gap_lo, gap_hi)`` (the intervals the
+    pivots cut), so that the next pass has its pivots at once."""
+    return _sorted_counts(ranking, *pivots), block_samples(ranking, gap_lo, gap_hi, k)
 
 
 def block_gradient(X_b, ranking, thresholds, rank, c_pos, n_pos, inv, fit_intercept):

@@ -38,10 +38,9 @@ from ..losses.classification import zero_one_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss
 from ..losses.registry import Oracle
 from ._giant_blocks import (
-    block_counts,
     block_gradient,
     block_ranking,
-    block_samples,
+    block_step,
     block_summary,
     block_zero_one,
 )
@@ -80,11 +79,24 @@ def giant_loss(oracle):
 @njit(cache=True)
 def ranks_at(ms, j, lo, hi, sp, kind, table, inv):
     """Best interleaving rank (the largest argmax, as every oracle) of the negatives with
-    ``−score`` ``ms`` at positions ``j``, searched within ranks ``lo..hi``."""
+    ``−score`` ``ms`` at positions ``j`` (ascending), each within its ranks ``lo..hi``.
+
+    The ranks never decrease along the negatives, so they are found by divide and conquer: the
+    middle negative's rank bounds those of the two halves — ``O((m + P) log m)`` steps for m
+    negatives and P positives, not ``O(m P)``.
+    """
     obj = Objective(sp, inv, kind, table, sp.shape[0])
     out = np.empty(ms.shape[0], dtype=np.int64)
-    for t in range(ms.shape[0]):
-        out[t] = best_rank(-ms[t], j[t], lo[t], hi[t], obj)
+    stack = [(0, ms.shape[0], 1, sp.shape[0] + 1)]  # (first, end, lowest rank, highest rank)
+    while len(stack):
+        a, b, low, high = stack.pop()
+        if a >= b:
+            continue
+        m = (a + b) // 2
+        r = best_rank(-ms[m], j[m], max(low, lo[m]), min(high, hi[m]), obj)
+        out[m] = r
+        stack.append((a, m, low, r))
+        stack.append((m + 1, b, r, high))
     return out
 
 
@@ -110,7 +122,7 @@ class DaskGiantHinge(Problem):
         client only (where the blocks of ``y`` are always held, sent once).
     budget : int, optional
         Samples asked of the blocks per selection pass, in all (at least one per interval and
-        block): bounds what a pass sends to the client. Default: ``max(4096, 4 P)``, as many as
+        block): bounds what a pass sends to the client. Default: ``max(4096, 16 P)``, a few times
         the positives that come anyway, so that a few passes decide all the ``P + 1`` ranks.
 
     Attributes
@@ -142,7 +154,7 @@ class DaskGiantHinge(Problem):
         if n_pos in (0, n):
             raise ValueError("the query needs a relevant and an irrelevant row")
         if budget is None:
-            budget = max(_BUDGET, 4 * n_pos)
+            budget = max(_BUDGET, 16 * n_pos)
         if not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         relevant = da.from_array(y, chunks=(X.chunks[0],))
@@ -254,30 +266,43 @@ class DaskGiantHinge(Problem):
         ms, rows = np.array([first[0], last[0]]), np.array([first[1], last[1]], dtype=np.int64)
         j = np.array([1, n_neg])
         r = ranks_at(ms, j, np.ones_like(j), np.full_like(j, top), *objective)
-        act = np.zeros(1, dtype=np.int64)  # the one interval between the first and the last
-        k_blocks = self.n_blocks
-        while True:
+        # the active intervals, by their end points (key, position, rank)
+        ends = [(ms[:1], rows[:1], j[:1], r[:1]), (ms[1:], rows[1:], j[1:], r[1:])]
+        active = np.flatnonzero((r[1:] > r[:-1]) & (j[1:] - j[:-1] > 1))
+        known = [(ms, rows, j, r)]
+        while active.size:
             interval, sm, sr = (np.concatenate([p[i] for p in samples]) for i in range(3))
-            inside = (sr != rows[act][interval]) & (sr != rows[act + 1][interval])
-            order = _key_order(sm[inside], sr[inside])
-            interval, sm, sr = interval[inside][order], sm[inside][order], sr[inside][order]
-            keys = dask.delayed((sm, sr))
-            sj = sum(self._compute(_counts_of, rankings, [keys] * k_blocks))
-            sr_rank = ranks_at(sm, sj, r[act][interval], r[act + 1][interval], *objective)
-            ms, rows = np.concatenate((ms, sm)), np.concatenate((rows, sr))
-            j, r = np.concatenate((j, sj)), np.concatenate((r, sr_rank))
-            order = np.argsort(j, kind="stable")  # positions are distinct and follow the keys
-            ms, rows, j, r = ms[order], rows[order], j[order], r[order]
-            keep = np.append(True, j[1:] != j[:-1])  # the first and last negative may be one
-            ms, rows, j, r = ms[keep], rows[keep], j[keep], r[keep]
-            act = np.flatnonzero((r[1:] > r[:-1]) & (j[1:] - j[:-1] > 1))
-            if act.size == 0:
-                return ms, rows, j, r
-            k = max(1, self.budget // (act.size * k_blocks))
-            lo = dask.delayed((ms[act], rows[act]))
-            hi = dask.delayed((ms[act + 1], rows[act + 1]))
-            samples = self._compute(block_samples, rankings, [lo] * k_blocks, [hi] * k_blocks,
-                                    [k] * k_blocks)
+            mine = np.isin(interval, active)
+            interval = np.searchsorted(active, interval[mine])  # numbered among the active
+            sm, sr = sm[mine], sr[mine]
+            ends = [tuple(a[active] for a in e) for e in ends]
+            order = np.lexsort((sr, sm))
+            interval, sm, sr = interval[order], sm[order], sr[order]
+            # the points of each interval in order: its start, its pivots, its end
+            tag = np.concatenate((np.zeros(active.size), np.ones(sm.size), np.full(active.size, 2)))
+            which = np.concatenate((np.arange(active.size), interval, np.arange(active.size)))
+            points = np.lexsort((tag, which))  # stable: the pivots stay in key order
+            pm = np.concatenate((ends[0][0], sm, ends[1][0]))[points]
+            pr = np.concatenate((ends[0][1], sr, ends[1][1]))[points]
+            gap = np.flatnonzero(tag[points][:-1] != 2)  # point t to t + 1, inside an interval
+            k = max(1, self.budget // (gap.size * self.n_blocks))
+            parts = self._compute(block_step, rankings, [dask.delayed((sm, sr))] * self.n_blocks,
+                                  [dask.delayed((pm[gap], pr[gap]))] * self.n_blocks,
+                                  [dask.delayed((pm[gap + 1], pr[gap + 1]))] * self.n_blocks,
+                                  [k] * self.n_blocks)
+            sj = sum(p[0] for p in parts)
+            s_rank = ranks_at(sm, sj, ends[0][3][interval], ends[1][3][interval], *objective)
+            known.append((sm, sr, sj, s_rank))
+            pj = np.concatenate((ends[0][2], sj, ends[1][2]))[points]
+            p_rank = np.concatenate((ends[0][3], s_rank, ends[1][3]))[points]
+            ends = [(pm[gap], pr[gap], pj[gap], p_rank[gap]),
+                    (pm[gap + 1], pr[gap + 1], pj[gap + 1], p_rank[gap + 1])]
+            active = np.flatnonzero((ends[1][3] > ends[0][3]) & (ends[1][2] - ends[0][2] > 1))
+            samples = [p[1] for p in parts]
+        ms, rows, j, r = (np.concatenate(a) for a in zip(*known))
+        order = np.argsort(j, kind="stable")  # positions are distinct and follow the keys
+        keep = np.append(True, j[order][1:] != j[order][:-1])  # the first and last may be one
+        return ms[order][keep], rows[order][keep], j[order][keep], r[order][keep]
 
     def planes(self, w, queries=None):
         """:meth:`Problem.planes` of the one query (its plane).
@@ -298,6 +323,3 @@ class DaskGiantHinge(Problem):
         _, offset, g = self.plane(w)
         return np.full(idx.size, offset), np.tile(g, (idx.size, 1))
 
-
-def _counts_of(ranking, keys):
-    return block_counts(ranking, *keys)

@@ -3,7 +3,9 @@
 A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
 block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
 worker between rounds) and the transposed product ``X_bᵀ c_b`` — the block's share ``(H_b,
-offset_b, g_b)`` of the plane, ``d + 2`` numbers. The scores never leave the task that made them.
+offset_b, g_b)`` of the plane, ``d + 2`` numbers, by the fused round of :mod:`ssvm.problem._fused`
+(one pass over ``X_b``) when the oracle has a compiled form. The scores never leave the task that
+made them. Small chunks of ``X`` are joined into fewer, larger blocks (``block_bytes``).
 The client adds the shares up in block order, in float64, and the solver (the dual QP, the
 stopping rule, the history) is the in-memory code: a fit on a dask array follows the iterates of
 the in-memory fit on the same data, up to the rounding of the sums.
