@@ -23,8 +23,9 @@ w is from the in-memory one; ``X @ w s`` times one product of the in-memory X (m
 ``--repeats``): the floor of a round that reads X once.
 
 ``giant`` (with the cluster): one query of all N rows (no qid; AP; 1 in 50 of the relevant rows
-kept relevant, a detector's few positives), a plane at the fitted w, in memory, on the LocalCluster without per-row data on the client (``DaskGiantHinge``) and with the
-scores gathered (``DaskGatheredHinge``, 16 bytes a row a round): seconds and bytes a round.
+kept relevant, a detector's few positives), a plane at the fitted w, in memory, on the
+LocalCluster without per-row data on the client (``DaskGiantHinge``) and with the scores gathered
+(``DaskGatheredHinge``, 16 bytes a row a round): seconds and bytes a round.
 
 Targets, at the largest N: in-memory round <= 1.5x one X @ w; LocalCluster round <= 1.5x in
 memory; the giant query's bytes a round <= 1% of the gathered path's.
