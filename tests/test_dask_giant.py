@@ -21,7 +21,7 @@ from ssvm.problem.dask_giant import DaskGiantHinge, giant_loss  # noqa: E402
 from ssvm.problem.dask_training import training_set  # noqa: E402
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 40)), max_size=30, unique_by=lambda t: t[1]),
        st.lists(st.tuples(st.integers(-4, 4), st.integers(-1, 41)), max_size=10))
 def test_count_at_or_before_against_comparisons(keys, queries):
@@ -34,7 +34,7 @@ def test_count_at_or_before_against_comparisons(keys, queries):
     np.testing.assert_array_equal(count_at_or_before(ms, rows, qm, qr), want)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 60), st.integers(0, 8), st.integers(1, 5), st.integers(0, 2**31 - 1))
 def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):
     rng = np.random.default_rng(seed)
@@ -67,7 +67,7 @@ def scores_problem(scores, y, loss, chunks, budget):
     return DaskGiantHinge(X, y, get_oracle(loss, "auto"), budget=budget)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(2, 30), st.sampled_from(["ap", "ndcg", "zero_one"]), st.integers(1, 40),
        st.integers(1, 12), st.sampled_from(["normal", "ties", "huge", "tiny"]),
        st.integers(0, 2**31 - 1))
@@ -86,6 +86,43 @@ def test_coefficients_equal_the_oracle_on_the_whole_query(n, loss, chunks, budge
     np.testing.assert_allclose(c, want_c, rtol=1e-15, atol=0)  # brute sums in another order
     assert offset == pytest.approx(want_delta, rel=1e-14)
     assert H == pytest.approx(want_delta + s @ want_c, rel=1e-12, abs=1e-300)
+
+
+class InProcess(DaskGiantHinge):
+    """The same problem with numpy blocks and every pass called in this process (no scheduler):
+    the selection checked on thousands of queries in seconds."""
+
+    def __init__(self, X, y, oracle, chunks, budget):
+        super().__init__(da.from_array(X, chunks=(chunks, X.shape[1])), y, oracle, budget=budget)
+        bounds = self._bounds
+        self._blocks = [(X[a:b], y[a:b], (k, int(a)))
+                        for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+
+    def _compute(self, task, per_block, *shared, keep=False):
+        self.n_passes += 1
+        return [task(*args, *shared) for args in per_block]
+
+
+def test_coefficients_on_thousands_of_queries_without_the_scheduler():
+    rng = np.random.default_rng(17)
+    oracles = {(loss, twin): get_oracle(loss, twin) for loss in ("ap", "ndcg")
+               for twin in ("brute", "auto")}
+    for trial in range(1000):
+        n = int(rng.integers(2, 9 if trial % 4 == 0 else 60))
+        s = [rng.standard_normal(n), rng.integers(-2, 3, n).astype(float),
+             rng.standard_normal(n) * 1e150, rng.standard_normal(n) * 1e-150][trial % 4]
+        y = rng.random(n) < rng.choice([0.05, 0.3, 0.8])
+        y[rng.integers(n)], y[rng.integers(n)] = True, False
+        if y.all() or not y.any():
+            y[0] = not y[0]
+        loss = ("ap", "ndcg")[trial % 2]
+        twin = oracles[loss, "brute" if n <= 8 else "auto"]
+        problem = InProcess(np.eye(n), y, twin, int(rng.integers(1, n + 1)),
+                            int(rng.integers(1, 20)))
+        _, offset, c = problem.plane(s)
+        want_c, want_delta = twin(s, y)
+        np.testing.assert_allclose(c, want_c, rtol=1e-15, atol=0, err_msg=f"trial {trial}")
+        assert offset == pytest.approx(want_delta, rel=1e-14)
 
 
 def test_one_positive_one_negative_single_rows_and_few_blocks():

@@ -80,7 +80,7 @@ def _scores(X_b, w, fit_intercept, block):
     return s
 
 
-def block_ranking(X_b, relevant_b, w, fit_intercept, block):
+def block_ranking(X_b, relevant_b, block, w, fit_intercept):
     """The block's :class:`BlockRanking` at ``w``, or a ValueError naming the first bad row."""
     t0 = time.perf_counter()
     s = _scores(X_b, w, fit_intercept, block)
@@ -138,20 +138,20 @@ def block_step(ranking, pivots, gap_lo, gap_hi, k):
     return _sorted_counts(ranking, *pivots), block_samples(ranking, gap_lo, gap_hi, k)
 
 
-def block_gradient(X_b, ranking, thresholds, rank, c_pos, n_pos, inv, fit_intercept):
+def block_gradient(X_b, ranking, c_pos, thresholds, rank, n_pos, inv, fit_intercept):
     """The block's coefficients from the thresholds; ``(X_bᵀ c_b, s_b · c_b, seconds)``.
 
     Parameters
     ----------
     X_b : ndarray
     ranking : BlockRanking
+    c_pos : ndarray of float64
+        The coefficients of the block's positives, in row order.
     thresholds : (ndarray of float64, ndarray of int64)
         The last negative key of each interleaving rank in use, ascending; the last one is the
         last negative of the query.
     rank : ndarray of int64
         Their ranks (``1 + positives above``), ascending.
-    c_pos : ndarray of float64
-        The coefficients of the block's positives, in row order.
     n_pos : int
         P, the query's positives.
     inv : float
@@ -168,7 +168,7 @@ def block_gradient(X_b, ranking, thresholds, rank, c_pos, n_pos, inv, fit_interc
     return g, float(ranking.s @ c), time.perf_counter() - t0
 
 
-def block_zero_one(X_b, relevant_b, w, fit_intercept, block, n):
+def block_zero_one(X_b, relevant_b, block, w, fit_intercept, n):
     """The per-row 0-1 oracle of one block: ``(X_bᵀ c_b, s_b · c_b, violations, seconds)``.
 
     ``c_i = −y_i / n`` (``y_i = ±1``) where ``1 − y_i s_i > 0``, as

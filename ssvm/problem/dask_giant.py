@@ -180,11 +180,17 @@ class DaskGiantHinge(Problem):
 
             wait(futures_of([X, relevant]))
 
-    def _compute(self, task, *per_block):
-        """``task(*args)`` for each block's args (one pass); the results, their bytes counted."""
-        parts = dask.compute(*[dask.delayed(task, pure=False)(*args) for args in zip(*per_block)])
-        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
+    def _compute(self, task, per_block, *shared, keep=False):
+        """``task(*args, *shared)`` for each block's ``args`` in ``per_block`` (one pass): the
+        results, their bytes counted, or with ``keep`` the results left where they are (persisted
+        on the workers) for the passes that follow."""
+        shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to a worker once
+        tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
         self.n_passes += 1
+        if keep:
+            return dask.persist(*tasks)
+        parts = dask.compute(*tasks)
+        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
         return parts
 
     def plane(self, w):
@@ -200,31 +206,29 @@ class DaskGiantHinge(Problem):
             As :meth:`Problem.plane`.
         """
         t0 = time.perf_counter()
-        w_key = dask.delayed(self._check_w(w))  # one key: dask moves w to each worker once
-        x, y, where = zip(*self._blocks)
-        fi = [self.fit_intercept] * self.n_blocks
+        w = self._check_w(w)
         if self.loss == "zero_one":
-            parts = self._compute(block_zero_one, x, y, [w_key] * self.n_blocks, fi, where,
-                                  [self.n_samples] * self.n_blocks)
+            parts = self._compute(block_zero_one, self._blocks, w, self.fit_intercept,
+                                  self.n_samples)
             sc, violations, g = 0.0, 0, np.zeros(self.n_features)
             for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
                 g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
                 self.oracle_seconds += seconds
             offset = violations / self.n_samples
         else:
-            rankings = dask.persist(*[dask.delayed(block_ranking, pure=False)(
-                x_b, y_b, w_key, self.fit_intercept, b) for x_b, y_b, b in self._blocks])
-            offset, g, sc = self._ranked_plane(rankings, x, fi)
+            rankings = self._compute(block_ranking, self._blocks, w, self.fit_intercept, keep=True)
+            offset, g, sc = self._ranked_plane(rankings)
         self.n_oracle_calls += 1
         self.n_rounds += 1
         self.round_seconds += time.perf_counter() - t0
         return offset + sc, offset, g
 
-    def _ranked_plane(self, rankings, x, fi):
+    def _ranked_plane(self, rankings):
         """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""
         t0 = time.perf_counter()
         k = max(1, self.budget // self.n_blocks)
-        summaries = self._compute(block_summary, rankings, [k] * self.n_blocks)
+        per_block = [(r,) for r in rankings]
+        summaries = self._compute(block_summary, per_block, k)
         pos_s = np.concatenate([p[0] for p in summaries])
         pos_rows = np.concatenate([p[1] for p in summaries])
         order = np.lexsort((pos_rows, -pos_s))  # (−score, row), as the oracles sort positives
@@ -237,7 +241,7 @@ class DaskGiantHinge(Problem):
         first = min(e[0] for e in ends)
         last = max(e[1] for e in ends)
         samples = [p[6] for p in summaries]
-        ms, rows, j, r = self._select(rankings, first, last, n_neg, (sp, kind, table, inv), samples)
+        ms, rows, j, r = self._select(per_block, first, last, n_neg, (sp, kind, table, inv), samples)
         keep = np.append(r[1:] != r[:-1], True)  # the last negative of each rank
         counts = np.zeros(n_pos + 1, dtype=np.int64)
         counts[r[keep] - 1] = np.diff(j[keep], prepend=0)
@@ -246,19 +250,17 @@ class DaskGiantHinge(Problem):
         by_row = np.argsort(pos_rows)
         cut = np.searchsorted(pos_rows[by_row], self._bounds)
         c_blocks = [c_pos[by_row[a:b]] for a, b in zip(cut[:-1], cut[1:])]
-        thresholds = dask.delayed((ms[keep], rows[keep]))
-        rank = dask.delayed(r[keep])
         self.oracle_seconds += time.perf_counter() - t0
-        k = self.n_blocks
-        parts = self._compute(block_gradient, x, rankings, [thresholds] * k, [rank] * k, c_blocks,
-                              [n_pos] * k, [inv] * k, fi)
+        parts = self._compute(block_gradient, [(b[0], rk, c_b) for b, rk, c_b in zip(
+            self._blocks, rankings, c_blocks)], (ms[keep], rows[keep]), r[keep], n_pos, inv,
+            self.fit_intercept)
         g, sc = np.zeros(self.n_features), 0.0
         for g_b, sc_b, seconds in parts:  # in block order, float64
             g, sc = g + g_b, sc + sc_b
             self.matvec_seconds += seconds
         return delta, g, sc
 
-    def _select(self, rankings, first, last, n_neg, objective, samples):
+    def _select(self, per_block, first, last, n_neg, objective, samples):
         """The known negatives ``(−score, row, position j, rank)`` in key order, refined until
         every negative's rank follows from them (see the module's docstring); ``samples``: the
         blocks' first samples (of all their negatives)."""
@@ -286,10 +288,8 @@ class DaskGiantHinge(Problem):
             pr = np.concatenate((ends[0][1], sr, ends[1][1]))[points]
             gap = np.flatnonzero(tag[points][:-1] != 2)  # point t to t + 1, inside an interval
             k = max(1, self.budget // (gap.size * self.n_blocks))
-            parts = self._compute(block_step, rankings, [dask.delayed((sm, sr))] * self.n_blocks,
-                                  [dask.delayed((pm[gap], pr[gap]))] * self.n_blocks,
-                                  [dask.delayed((pm[gap + 1], pr[gap + 1]))] * self.n_blocks,
-                                  [k] * self.n_blocks)
+            parts = self._compute(block_step, per_block, (sm, sr), (pm[gap], pr[gap]),
+                                  (pm[gap + 1], pr[gap + 1]), k)
             sj = sum(p[0] for p in parts)
             s_rank = ranks_at(sm, sj, ends[0][3][interval], ends[1][3][interval], *objective)
             known.append((sm, sr, sj, s_rank))
