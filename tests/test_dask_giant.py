@@ -39,7 +39,7 @@ def test_count_at_or_before_against_comparisons(keys, queries):
 def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):
     rng = np.random.default_rng(seed)
     s = np.round(rng.standard_normal(n), 1)  # ties
-    ranking = BlockRanking(s, rng.random(n) < 0.2, 100, 0.0)
+    ranking = BlockRanking(s, rng.random(n) < 0.2, (3, 100), 0.0)
     keys = sorted(zip(ranking.neg_ms, ranking.neg_rows))
     if len(keys) < 2:
         return

@@ -55,19 +55,20 @@ class BlockRanking:
         Their local row numbers.
     pos_local : ndarray of int64
         Local rows of the positives (ascending).
-    row0 : int
-        Global number of the block's first row.
+    number, row0 : int
+        The block's number and the global number of its first row.
     seconds : float
         Time of the product.
     """
 
-    def __init__(self, s, relevant, row0, seconds):
-        self.s, self.row0, self.seconds = s, row0, seconds
+    def __init__(self, s, relevant, block, seconds):
+        self.s, self.seconds = s, seconds
+        self.number, self.row0 = block
         neg = np.flatnonzero(~relevant)
         order = np.argsort(-s[neg], kind="stable")  # ties by row, as the oracles break them
         self.neg_local = neg[order]
         self.neg_ms = np.ascontiguousarray(-s[self.neg_local])
-        self.neg_rows = self.neg_local + row0
+        self.neg_rows = self.neg_local + self.row0
         self.pos_local = np.flatnonzero(relevant)
 
 
@@ -84,7 +85,7 @@ def block_ranking(X_b, relevant_b, block, w, fit_intercept):
     """The block's :class:`BlockRanking` at ``w``, or a ValueError naming the first bad row."""
     t0 = time.perf_counter()
     s = _scores(X_b, w, fit_intercept, block)
-    return BlockRanking(s, np.asarray(relevant_b, dtype=bool), block[1], time.perf_counter() - t0)
+    return BlockRanking(s, np.asarray(relevant_b, dtype=bool), block, time.perf_counter() - t0)
 
 
 def block_summary(ranking, k):
@@ -103,7 +104,7 @@ def _sorted_counts(ranking, qm, qr):
     return count_at_or_before(ranking.neg_ms, ranking.neg_rows, qm, qr)
 
 
-def block_samples(ranking, lo, hi, k):
+def block_samples(ranking, lo, hi, k, share=(1, 0)):
     """Up to ``k`` evenly spaced negative keys of the block strictly inside each key interval.
 
     Parameters
@@ -112,6 +113,10 @@ def block_samples(ranking, lo, hi, k):
     lo, hi : (ndarray of float64, ndarray of int64)
         The intervals' end keys ``(−score, row)``, ascending and disjoint.
     k : int
+    share : (int, int)
+        ``(stride, phase)``: the block samples only the intervals ``i`` with
+        ``(i + block number + phase) % stride == 0`` (the blocks share out the intervals when
+        there are more than the budget allows; the phase turns from pass to pass).
 
     Returns
     -------
@@ -123,7 +128,8 @@ def block_samples(ranking, lo, hi, k):
     a = _sorted_counts(ranking, *lo)
     b = _sorted_counts(ranking, hi[0], hi[1] - 1)  # strictly before hi: rows are integers
     m = np.maximum(b - a, 0)
-    take = np.minimum(m, k)
+    stride, phase = share
+    take = np.minimum(m, k) * ((np.arange(m.shape[0]) + ranking.number + phase) % stride == 0)
     interval = np.repeat(np.arange(m.shape[0]), take)
     nth = np.arange(interval.shape[0]) - np.repeat(np.cumsum(take) - take, take)
     full = m[interval] <= k
@@ -131,11 +137,11 @@ def block_samples(ranking, lo, hi, k):
     return interval, ranking.neg_ms[pos], ranking.neg_rows[pos]
 
 
-def block_step(ranking, pivots, gap_lo, gap_hi, k):
+def block_step(ranking, pivots, gap_lo, gap_hi, k, share):
     """One selection pass: how many of the block's negatives come at or before each sorted key
     of ``pivots``, and :func:`block_samples` of the gaps ``(gap_lo, gap_hi)`` (the intervals the
     pivots cut), so that the next pass has its pivots at once."""
-    return _sorted_counts(ranking, *pivots), block_samples(ranking, gap_lo, gap_hi, k)
+    return _sorted_counts(ranking, *pivots), block_samples(ranking, gap_lo, gap_hi, k, share)
 
 
 def block_gradient(X_b, ranking, c_pos, thresholds, rank, n_pos, inv, fit_intercept):

@@ -121,9 +121,10 @@ class DaskGiantHinge(Problem):
         Hold the blocks of ``X`` in the cluster's memory; default: under a ``dask.distributed``
         client only (where the blocks of ``y`` are always held, sent once).
     budget : int, optional
-        Samples asked of the blocks per selection pass, in all (at least one per interval and
-        block): bounds what a pass sends to the client. Default: ``max(4096, 16 P)``, a few times
-        the positives that come anyway, so that a few passes decide all the ``P + 1`` ranks.
+        Samples asked of the blocks per selection pass, in all (when the open intervals outnumber
+        it, the blocks take turns to sample them): bounds what a pass sends to the client.
+        Default: ``max(4096, 16 P)``, a few times the positives that come anyway, so that a few
+        passes decide all the ``P + 1`` ranks.
 
     Attributes
     ----------
@@ -287,9 +288,11 @@ class DaskGiantHinge(Problem):
             pm = np.concatenate((ends[0][0], sm, ends[1][0]))[points]
             pr = np.concatenate((ends[0][1], sr, ends[1][1]))[points]
             gap = np.flatnonzero(tag[points][:-1] != 2)  # point t to t + 1, inside an interval
-            k = max(1, self.budget // (gap.size * self.n_blocks))
+            wanted = gap.size * self.n_blocks  # a sample per gap and block, at least
+            k = max(1, self.budget // wanted)
+            share = (-(-wanted // self.budget), self.n_passes)  # else the blocks share the gaps
             parts = self._compute(block_step, per_block, (sm, sr), (pm[gap], pr[gap]),
-                                  (pm[gap + 1], pr[gap + 1]), k)
+                                  (pm[gap + 1], pr[gap + 1]), k, share)
             sj = sum(p[0] for p in parts)
             s_rank = ranks_at(sm, sj, ends[0][3][interval], ends[1][3][interval], *objective)
             known.append((sm, sr, sj, s_rank))
