@@ -55,12 +55,13 @@ def _best(scores):
     return max(scores, key=lambda p: (scores[p], -p.min_area, -p.scale, -p.C))
 
 
-def select(name, split, images, y, args, points, fit, score_by="detection"):
+def select(name, split, images, y, args, points, fit, score_by="detection", fit_path=None):
     """The setting of ``points`` with the best ``--cv-folds``-fold validation score on the training
     images ``images`` (labels ``y``): ``fit(setting, fit_images, y_fit) -> (coef, intercept)``
     trains a model; it is scored on the validation images by detection AP (the validation fold's
-    boxes) or by image-level AP (its image labels). Returns the setting and the score per setting
-    (empty for a single setting)."""
+    boxes) or by image-level AP (its image labels). With ``fit_path(settings, fit_images, y_fit)
+    -> [(coef, intercept), ...]``, the settings that differ only in C are trained together on one
+    warm path over C. Returns the setting and the score per setting (empty for a single setting)."""
     from ssvm.metrics import mean_average_precision
 
     if len(points) == 1:
@@ -69,19 +70,27 @@ def select(name, split, images, y, args, points, fit, score_by="detection"):
         logger.warning("%s: too few positive or negative images for %d-fold CV: %s", name, args.cv_folds,
                        points[0].label())
         return points[0], {}
-    folds = _folds(y, args)
-    scores = {}
-    for setting in points:
-        values = []
-        for fit_part, val_part in folds:
-            coef, intercept = fit(setting, images[fit_part], y[fit_part])
+    values = {setting: [] for setting in points}
+    for fit_part, val_part in _folds(y, args):
+        for setting, (coef, intercept) in _fold_models(points, fit, fit_path, images[fit_part], y[fit_part]):
             dets = window_detections(coef, intercept, split, setting, images[val_part])
             if score_by == "detection":
-                values.append(evaluate_scores(dets, split.dataset, name, images[val_part])[0])
+                values[setting].append(evaluate_scores(dets, split.dataset, name, images[val_part])[0])
             else:
-                values.append(mean_average_precision(y[val_part], np.array([s.max() for _, s in dets])))
-        scores[setting] = float(np.mean(values))
+                values[setting].append(mean_average_precision(y[val_part], np.array([s.max() for _, s in dets])))
+    scores = {setting: float(np.mean(v)) for setting, v in values.items()}
     return _best(scores), scores
+
+
+def _fold_models(points, fit, fit_path, fit_images, y_fit):
+    """(setting, (coef, intercept)) of every setting trained on one fold: one by one, or with
+    ``fit_path`` one warm path over C per geometry scale and minimum area."""
+    if fit_path is None:
+        return [(setting, fit(setting, fit_images, y_fit)) for setting in points]
+    paths = {}
+    for setting in points:
+        paths.setdefault((setting.scale, setting.min_area), []).append(setting)
+    return [pair for path in paths.values() for pair in zip(path, fit_path(path, fit_images, y_fit))]
 
 
 def supervised_set(name, split, images, overlap, setting):
@@ -169,30 +178,62 @@ def train_class(name, y, split, args, work, keep):
     images = np.flatnonzero(keep)
     y = y[images]
 
-    def latent_model(key, setting, checkpoint=None):
+    def latent_model(key, setting, checkpoint=None, init="mean"):
         negatives = {} if key == "whole_image" else {"negatives": args.negatives}
         return LatentRankSVM(C=setting.C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
-                             checkpoint=checkpoint, **LATENT_SPECS[key], **negatives)
+                             checkpoint=checkpoint, init=init, **LATENT_SPECS[key], **negatives)
+
+    starts = {}
+
+    def start(key, setting, fit_images, y_fit, X, offsets):
+        """w0 of a fit: the latent AP-SVM's is the latent 0-1 SVM's weights (--ap-init zero_one, at
+        the 0-1 SVM's validated C) on the same images and windows, fitted once per setting."""
+        if not key.startswith("latent_ap_svm") or args.ap_init == "mean":
+            return "mean"
+        C = selection["latent_zero_one"][0].C
+        memo = (tuple(fit_images.tolist()), setting.scale, setting.min_area, C)
+        if memo not in starts:
+            with _warnings_as_log():
+                starts[memo] = latent_model("latent_zero_one", setting._replace(C=C)).fit(
+                    X, y_fit, offsets=offsets).coef_
+        return starts[memo]
 
     def fitter(key):
         def fit(setting, fit_images, y_fit):
             X, offsets = bags(split, setting, fit_images, whole=key == "whole_image")
+            init = start(key, setting, fit_images, y_fit, X, offsets)
             with _warnings_as_log():
-                model = latent_model(key, setting).fit(X, y_fit, offsets=offsets)
+                model = latent_model(key, setting, init=init).fit(X, y_fit, offsets=offsets)
             return model.coef_, model.intercept_
         return fit
 
+    def path_fitter(key):  # the settings of one geometry and area, on CCCP's warm path over C
+        def fit_path(settings, fit_images, y_fit):
+            from ssvm.latent import latent_C_path
+
+            X, offsets = bags(split, settings[0], fit_images, whole=key == "whole_image")
+            model = latent_model(key, settings[0], init=start(key, settings[0], fit_images, y_fit, X, offsets))
+            with _warnings_as_log():
+                fitted = latent_C_path(model, [s.C for s in settings], X, y_fit, offsets)
+            return [(model.coef_, model.intercept_) for model in fitted]
+        return None if args.cold_selection else fit_path
+
     tic = time.perf_counter()
-    selection = {key: select(name, split, images, y, args, grid(args, key != "whole_image", key == "latent_zero_one"),
-                             fitter(key), args.select) for key in LATENT_MODELS}
+    selection = {}  # the 0-1 SVM first: its validated C trains the latent AP-SVM's start
+    for key in ("latent_zero_one", "latent_ap_svm", "whole_image"):
+        points = grid(args, key != "whole_image", key == "latent_zero_one")
+        selection[key] = select(name, split, images, y, args, points, fitter(key), args.select, path_fitter(key))
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
     selection_seconds = time.perf_counter() - tic
+    logger.info("%s: latent models' selection %.1fs (%s)", name, selection_seconds,
+                "a cold fit per C" if args.cold_selection else "a warm path over C")
     models, latent, seconds = {}, {}, {}
     for key in LATENT_SPECS:
         setting = selection[key][0]
         tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}"
-        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz")
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
+        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz",
+                             start(key, setting, images, y, X, offsets))
         tic = time.perf_counter()
         with _warnings_as_log():
             model.fit(X, y, offsets=offsets, resume=args.resume)

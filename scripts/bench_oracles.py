@@ -16,7 +16,10 @@ paper's per-call numbers.  A "large P" section follows: n = 10⁵ and 10⁶ samp
 baselines run only where one call is predicted to take < ``LARGE_P_BUDGET`` seconds.  Last, the
 batched oracles (``Oracle.batch``: many stacked queries in one call, the training path) on layouts
 like LETOR's (many small queries) and one-vs-rest retrieval (one query), against a Python loop of
-per-query calls.
+per-query calls. Then the public entry (``loss_augmented_inference``, which checks its input) at
+P = 1000, N = 10⁶ with integer 0/1 labels: QS (AP) against ``np.sort`` of the negatives (target
+≤ 1×) and QS (NDCG) against Chakrabarti et al. (target ≥ 100×), in thread CPU time, with the SIMD sort
+numpy runs on this CPU (``np.show_runtime()``'s SIMD extensions).
 
 Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--plot DIR] [--budget S] [--seed K]``;
 ``--plot DIR`` draws the per-call times against N (``oracle_times.png``).
@@ -28,6 +31,7 @@ import sys
 import time
 
 import _common
+import _floor
 import numpy as np
 
 from ssvm.losses import get_oracle
@@ -267,6 +271,16 @@ def batched(repeat, seed, quick):
     return records
 
 
+def public_entry(quick, repeat, seed):
+    """The public entry at P = 1000, N = 10^6 (quick: P = 100, N = 10^4), integer labels."""
+    n_pos, n_neg = (100, 10_000) if quick else (1000, 1_000_000)
+    rows = _floor.public_entry_rows(n_pos, n_neg, max(repeat, 7), np.random.default_rng(seed))
+    print(f"\nPublic entry loss_augmented_inference(scores, y_int64, ...) at P = {n_pos}, N = {n_neg:.0e}, "
+          f"median thread CPU ms; {_floor.simd_sort()}")
+    print(_common.format_table(rows, floatfmt=".2f"))
+    return rows
+
+
 def plot(records, plot_dir):
     """Median ms per call against N, one panel per (regime, P), log-log; np.sort dashed."""
     plt = _common.pyplot()
@@ -296,6 +310,7 @@ def main(argv=None):
     parser = _common.make_parser(__doc__)
     parser.add_argument("--budget", type=float, default=None, help="skip calls predicted to take longer (s)")
     parser.add_argument("--repeat", type=int, default=None, help="timed calls per cell (median)")
+    parser.add_argument("--entry-only", action="store_true", help="only the public-entry section")
     args = _common.setup(parser, argv)
     if args.verbose:
         logger.setLevel(logging.INFO)
@@ -305,6 +320,9 @@ def main(argv=None):
     else:
         n_pos_list, n_neg_list, extra = [10, 100, 1000], [1_000, 10_000, 100_000, 1_000_000], ((1000, 200_000),)
         repeat, budget = args.repeat or 5, args.budget or 6.0
+    if args.entry_only:
+        public_entry(args.quick, repeat, args.seed)
+        return 0
     records = run(n_pos_list, n_neg_list, repeat, budget, args.seed, extra)
     print_tables(records)
     if not args.quick:
@@ -312,12 +330,13 @@ def main(argv=None):
     table2 = paper_table2(repeat, args.seed)
     big = large_p([10_000, 30_000] if args.quick else [100_000, 1_000_000], min(repeat, 3), args.seed)
     batch = batched(repeat if args.quick else max(repeat, 20), args.seed, args.quick)
+    entry = public_entry(args.quick, repeat, args.seed)
     if args.plot:
         plot(records, args.plot)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2,
-                       "large_p": big, "batched": batch}, fh, indent=1)
+                       "large_p": big, "batched": batch, "public_entry": entry}, fh, indent=1)
     return 0
 
 

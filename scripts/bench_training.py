@@ -11,7 +11,7 @@ sparse features, relevance > 0 relevant).
 * The history of the cutting-plane run splits its time into matrix-vector products (scores X w and
   subgradients X^T c), oracle calls and the dual QP.
 * End to end: ``RankSVM(loss="ap").fit`` (validation, one-query set-up, solver, threshold) against
-  scikit-learn's ``LinearSVC(loss="hinge", C=C/N)`` -- the 0-1 SVM's objective (DESIGN.md section 1)
+  scikit-learn's ``LinearSVC(loss="hinge", C=C/N)`` -- the 0-1 SVM's objective (docs/design.md §1)
   -- on the same data, N <= 10^5.
 From N = 10^6 on (``--large``) only the cutting plane runs (``--large-solvers``), with a longer
 budget (``--large-budget``): on 2 cores the other solvers, as costly per iteration and needing more
@@ -20,6 +20,13 @@ or when a run took longer than ``--repeat-below`` seconds; the "runs" column say
 
 Targets checked at the end: AP-SVM with the cutting plane within 2x LinearSVC's time at
 N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
+
+The floor of a round (DESIGN.md section 11, ``--round-sizes``): one round (``StructuredHinge.plane``,
+AP, queries of 1,000 rows, 5% relevant) fused and two-pass against ONE ``X @ w`` in the same run,
+float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), and the
+oracles' ns per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
+With the fused round the products and oracles run together: their time is the split's "fused %".
+``--rounds-only`` prints only these two tables.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import time
 import warnings
 
 import _common
+import _floor
 import numpy as np
 from _common import format_table, logger
 
@@ -109,7 +117,7 @@ def iteration_split(history, n_iter):
     last = history[-1]
     n = max(int(n_iter), 1)
     total = last["seconds"]
-    parts = {key: last.get(f"{key}_seconds") for key in ("matvec", "oracle", "qp")}
+    parts = {key: last.get(f"{key}_seconds") for key in ("matvec", "oracle", "fused", "qp")}
     known = sum(v for v in parts.values() if v is not None)
     split = {"iteration ms": 1e3 * total / n}
     for key, value in parts.items():
@@ -117,6 +125,8 @@ def iteration_split(history, n_iter):
     split["other %"] = 100.0 * (total - known) / total
     split["oracle+QP %"] = (None if parts["qp"] is None
                             else 100.0 * (parts["oracle"] + parts["qp"]) / total)
+    if parts["fused"]:
+        split["oracle+QP %"] = None  # the oracles run inside the fused round, not timed apart
     return split
 
 
@@ -202,13 +212,25 @@ def main(argv=None):
     parser.add_argument("--e2e-max", type=int, default=100_000,
                         help="largest N for the end-to-end RankSVM.fit timing (default 1e5)")
     parser.add_argument("--no-letor", action="store_true", help="skip the LETOR sample")
+    parser.add_argument("--round-sizes", type=int, nargs="*", default=[1_000_000, 3_000_000],
+                        help="N of the round-vs-one-pass table (d = --round-d; none: skip it)")
+    parser.add_argument("--round-d", type=int, default=100, help="features of the round table (default 100)")
+    parser.add_argument("--round-repeats", type=int, default=7, help="timed calls per cell, median (default 7)")
+    parser.add_argument("--oracle-queries", type=int, default=10_000,
+                        help="small queries of the oracle ns-per-row table (default 10^4)")
+    parser.add_argument("--rounds-only", action="store_true", help="only the round and oracle-cost tables")
     args = _common.setup(parser, argv)
     sizes = args.sizes
     args.max_iter = {"cutting_plane": 1000, "frank_wolfe": 1000, "pegasos": 10000}
     if args.quick:
         sizes, args.losses, args.budget = [2000], ["ap", "zero_one"], 5.0
         args.max_iter = {"cutting_plane": 200, "frank_wolfe": 50, "pegasos": 50}
+        args.round_sizes, args.round_repeats, args.oracle_queries = [20_000], 2, 100
     rng = np.random.default_rng(args.seed)
+    floor_tables, floor_payload = floor_of_a_round(args, rng)
+    if args.rounds_only:
+        _common.emit(args, floor_tables, {"experiment": "bench_training", **floor_payload})
+        return 0
 
     # compile (or load from numba's cache) every oracle and solver path once, untimed: a small
     # query, which the oracles batch, and one above the batch size, which they run alone
@@ -260,13 +282,35 @@ def main(argv=None):
     target_rows = targets(e2e_rows, split_rows)
     if target_rows:
         tables.append(format_table(target_rows, title="Targets"))
+    tables += floor_tables
     if args.plot:
         plot(split_rows, args.plot)
     _common.emit(args, tables, {"experiment": "bench_training", "C": args.C, "tol": args.tol,
                                 "d": args.d, "budget": args.budget, "times": time_rows,
                                 "iteration_split": split_rows, "end_to_end": e2e_rows,
-                                "targets": target_rows})
+                                "targets": target_rows, **floor_payload})
     return 0
+
+
+def floor_of_a_round(args, rng):
+    """The round-vs-one-pass and oracle ns-per-row tables (DESIGN.md section 11), and their rows."""
+    import os
+
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    rounds = _floor.round_rows(args.round_sizes, args.round_d, args.round_repeats, rng)
+    big_n = 10_000 if args.quick else 1_000_000
+    oracles = _floor.oracle_row_rows(args.oracle_queries, big_n, args.round_repeats, rng)
+    tables = [] if not rounds else [
+        format_table(rounds, floatfmt={"X@w ms": ".1f", "fused round ms": ".1f", "fused / X@w": ".2f",
+                                       "two-pass round ms": ".1f", "two-pass / X@w": ".2f"},
+                     title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE X @ w, "
+                           f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}")]
+    tables += [
+        format_table(oracles, floatfmt=".2f",
+                     title="Oracle.batch, ns per row (thread CPU time, median): many small queries against one "
+                           "large query, 5% relevant"),
+    ]
+    return tables, {"rounds": rounds, "oracle_ns_per_row": oracles, "load_average": load}
 
 
 def plot(split_rows, plot_dir):
@@ -275,7 +319,7 @@ def plot(split_rows, plot_dir):
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(split_rows)), 4))
     labels = [f"{r['data']}\n{r['loss']}" for r in split_rows]
     bottom = np.zeros(len(split_rows))
-    for part in ("matvec %", "oracle %", "qp %", "other %"):
+    for part in ("matvec %", "oracle %", "fused %", "qp %", "other %"):
         values = np.array([r[part] or 0.0 for r in split_rows])
         ax.bar(labels, values, bottom=bottom, label=part.replace(" %", ""))
         bottom += values

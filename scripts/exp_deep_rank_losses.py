@@ -18,6 +18,10 @@ Parts (``--parts``, default all):
   sample (``ssvm.datasets.load_letor_sample``; ``--data DIR`` for other files) with query ids, next to
   LightGBM's ``LGBMRanker`` (lambdarank, truncation covering every query);
   relevance > 0 is relevant for every model.
+* ``graded``: the LETOR sample's grades (0-4): an MLP trained with the graded NDCG hinge (docs/design.md §9)
+  against the binary hinge, cross-entropy and a LambdaLoss NDCG-Loss2++ network written here (Wang
+  et al., CIKM 2018), plus variants that test why the hinge trails LambdaLoss (pair weights, score
+  scale, the graded direct loss, batch composition); protocol in ``scripts/_graded_deep.py``.
 * ``timing``: the share of a training step spent in the loss with each exact oracle for the hinge
   (QS vs Yue / Chakrabarti / search / the DP), on the three data sets above: the QS paper's
   1.589 h vs 1.974 h point (section 4.2, layer-wise training on CIFAR-10).
@@ -40,11 +44,12 @@ import numpy as np
 import torch
 from _common import format_table, logger
 from _deep import METHODS, limit_threads, make_loss, mlp, train, uses_epsilon
+from _graded_deep import graded_part
 from exp_label_noise import flip_labels, sample_song
 
 from ssvm.metrics import mean_average_precision, mean_ndcg
 
-PARTS = ("song", "noise", "digits", "letor", "timing")
+PARTS = ("song", "noise", "digits", "letor", "graded", "timing")
 SONG_METHODS = ("x-ent", "hinge-AP", "pos-AP", "neg-AP", "hinge-01", "pos-01", "neg-01", "per-AP", "per-01")
 NOISE_METHODS = ("x-ent", "hinge-AP", "pos-AP")
 QS_METHODS = ("x-ent", "hinge-AP", "hinge-NDCG", "pos-AP", "hinge-01")
@@ -460,14 +465,15 @@ def main(argv=None):
     limit_threads(args.threads)
     sizes = {"song_n": 20_000, "width": 32, "song_iterations": 300, "noise_n": 1000, "noise_iterations": 300,
              "rates": (0.0, 0.1, 0.2, 0.3, 0.4), "seeds": 5, "digits_iterations": 200, "letor_iterations": 200,
-             "timing_iterations": 30, "lrs": (1e-3, 1e-2), "epsilons": (0.1, 1.0), "lgbm_trees": (100, 300)}
+             "timing_iterations": 30, "lrs": (1e-3, 1e-2), "epsilons": (0.1, 1.0), "lgbm_trees": (100, 300),
+             "graded_seeds": 5, "graded_epochs": 30, "graded_lrs": (3e-4, 1e-3, 3e-3)}
     if args.quick:
         sizes.update(song_n=2000, width=8, song_iterations=10, noise_n=300, noise_iterations=10, rates=(0.0, 0.3),
                      seeds=1, digits_iterations=3, letor_iterations=3, timing_iterations=2, lrs=(1e-2,),
-                     epsilons=(0.1,), lgbm_trees=(20,))
+                     epsilons=(0.1,), lgbm_trees=(20,), graded_seeds=2, graded_epochs=2, graded_lrs=(1e-3,))
     warm_up(METHODS)
     functions = {"song": song_part, "noise": noise_part, "digits": digits_part, "letor": letor_part,
-                 "timing": timing_part}
+                 "graded": lambda args, sizes: graded_part(args, sizes, logger), "timing": timing_part}
     tables, results, wall = [], {}, {}
     for part in parts:
         start = time.perf_counter()

@@ -12,7 +12,10 @@ Data sets:
   documents before the cross-validation leaks nothing the pipeline would not see;
 * the ranking tasks bundled with scikit-learn (``ssvm.datasets.load_ranking_task``): one-vs-rest
   retrieval, a stratified 70/30 split (seed ``--seed``), standardised features, C by 3-fold
-  stratified cross-validation, mean AP / NDCG over the classes on the test part.
+  stratified cross-validation, mean AP / NDCG over the classes on the test part;
+* ``letor-graded``: the LETOR sample's grades (0-4) judged by graded NDCG -- the graded NDCG-SVM
+  (docs/design.md §9) against the binary NDCG-SVM, AP-SVM, LightGBM's lambdarank and XGBoost's
+  ``rank:ndcg`` over query folds, with paired differences (protocol in ``scripts/_graded_linear.py``).
 
 Each model's C is chosen from the grid by its validation mean AP (NDCG-SVM: mean NDCG).
 LinearSVC is ``LinearSVC(loss="hinge", C=C/n)``: on the bundled tasks the very function the 0-1
@@ -30,6 +33,7 @@ import warnings
 import _common
 import numpy as np
 from _common import format_table, logger
+from _graded_linear import graded_comparison
 
 from ssvm._experiments.model_selection import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
 from ssvm.datasets import load_letor_sample
@@ -37,6 +41,7 @@ from ssvm.exceptions import DegenerateQueriesWarning
 
 MODELS = DEMO_MODELS + (ModelSpec("LinearSVC", None, "AP"),)
 BUNDLED = ("digits", "breast_cancer", "wine", "iris")
+GRADED_FOLDS = 5
 GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
@@ -110,8 +115,8 @@ def compare(data_name, features, data, grid, n_folds, seed):
 
 def main(argv=None):
     parser = _common.make_parser(__doc__)
-    parser.add_argument("--datasets", nargs="+", default=["letor", *BUNDLED],
-                        help="letor and/or bundled task names (default: all)")
+    parser.add_argument("--datasets", nargs="+", default=["letor", "letor-graded", *BUNDLED],
+                        help="letor, letor-graded and/or bundled task names (default: all)")
     parser.add_argument("--letor-transforms", nargs="+", choices=LETOR_TRANSFORMS,
                         default=list(LETOR_TRANSFORMS),
                         help="feature transforms compared on LETOR (default: both)")
@@ -122,11 +127,18 @@ def main(argv=None):
     datasets = args.datasets
     if args.quick:
         grid, n_folds = (1.0, 10.0), 2
-        datasets = [d for d in datasets if d in ("letor", "iris")]
-    rows = []
+        datasets = [d for d in datasets if d in ("letor", "letor-graded", "iris")]
+    rows, tables, graded = [], [], None
     for name in datasets:
         logger.info("data set %s", name)
-        if name == "letor":
+        if name == "letor-graded":
+            n_graded = 2 if args.quick else GRADED_FOLDS
+            graded_rows, graded = graded_comparison(args.quick, args.seed, n_graded, logger)
+            tables.append(format_table(graded_rows, title=(
+                f"LETOR sample, graded relevance: test exponential-gain NDCG, NDCG@10 and AP (%), mean ± s.e. "
+                f"over {n_graded} query folds ({graded['n_queries']} queries), and the paired difference to "
+                "the graded NDCG-SVM; hyper-parameters by NDCG on a validation quarter of each training part")))
+        elif name == "letor":
             data = letor_task(args.quick)
             for transform in args.letor_transforms:
                 rows.extend(compare("LETOR sample", transform, transformed(data, transform), grid,
@@ -135,9 +147,10 @@ def main(argv=None):
             rows.extend(compare(name, "standard", bundled_task(name, args.seed, args.quick), grid,
                                 n_folds, args.seed))
     columns = ["data", "features", "model", "C", "test mean AP", "test mean NDCG", "queries", "fit s"]
-    table = format_table(rows, columns, floatfmt={"C": "g", "fit s": ".2f"},
-                         title=f"Test ranking quality, C by {n_folds}-fold CV over {list(grid)}")
-    if args.plot:
+    if rows:
+        tables.insert(0, format_table(rows, columns, floatfmt={"C": "g", "fit s": ".2f"},
+                                      title=f"Test ranking quality, C by {n_folds}-fold CV over {list(grid)}"))
+    if args.plot and rows:
         plt = _common.pyplot()
         names = list(dict.fromkeys((r["data"], r["features"]) for r in rows))
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -152,8 +165,8 @@ def main(argv=None):
         fig.tight_layout()
         fig.savefig(f"{args.plot}/ranking_quality.png", dpi=100)
         plt.close(fig)
-    _common.emit(args, [table], {"experiment": "ranking_quality", "grid": grid,
-                                 "n_folds": n_folds, "rows": rows})
+    _common.emit(args, tables,
+                 {"experiment": "ranking_quality", "grid": grid, "n_folds": n_folds, "rows": rows, "graded": graded})
     return 0
 
 

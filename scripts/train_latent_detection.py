@@ -1,4 +1,4 @@
-"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, DESIGN.md §4).
+"""Weakly supervised object detection with the latent AP-SVM (QS paper §6.2, docs/design.md §4).
 
 Each image is a bag of selective-search windows (``ssvm.detection.selective_search_many``, fast
 mode, on a shrunk working copy, capped per image, row 0 = the whole image) described by window
@@ -9,7 +9,9 @@ the weakly supervised detectors. Per class, the detectors below use the same win
 and are evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on the test split
 after non-maximum suppression (IoU 0.3):
 
-* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed;
+* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed, started
+                          from the latent 0-1 SVM's weights (``--ap-init zero_one``; ``mean``: from
+                          each image's mean window, the behaviour before issue 23);
 * ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
 * ``whole_image``         the non-latent baseline: the whole image is the only window;
 * ``supervised_zero_one`` and ``supervised_ap_svm``: the fully supervised upper bound,
@@ -94,7 +96,13 @@ def parse_args(argv=None):
                                              "(RankSVM(loss='zero_one', C) is LinearSVC(C / n)): default "
                                              "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
     parser.add_argument("--cv-folds", type=int, default=2, help="folds of the C selection (default 2)")
+    parser.add_argument("--cold-selection", action="store_true",
+                        help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
+                             "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
+    parser.add_argument("--ap-init", choices=("zero_one", "mean"), default="zero_one",
+                        help="CCCP start of the latent AP-SVM: the latent 0-1 SVM's weights (its validated C, "
+                             "same images and windows; default) or 'mean' (each image's mean window)")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
     args = setup(parser, argv)
     if args.resume and not args.out:

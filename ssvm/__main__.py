@@ -1,9 +1,10 @@
-"""Command line: ``ssvm demo`` (also ``python -m ssvm demo``).
+"""Command line: ``ssvm demo`` (also ``python -m ssvm demo``), ``ssvm train / predict / eval``.
 
 ``ssvm warmup`` compiles the oracles' numba kernels ahead of their first use (once per machine).
 ``ssvm demo`` runs the main job (see :mod:`ssvm.demo`): trains AP-SVM, NDCG-SVM and the 0-1 SVM on
 one-vs-rest digits retrieval, prints the test-quality and oracle-time tables to stdout, logs to
-stderr, and shows a progress bar on stderr while it trains.
+stderr, and shows a progress bar on stderr while it trains. ``ssvm train``, ``predict`` and
+``eval`` work on svmlight / LETOR files as SVM^rank does (see :mod:`ssvm.cli`); ``ssvm --version``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import json
 import logging
 import sys
 
+from ssvm import __version__
 from ssvm._experiments.plots import matplotlib_missing
+from ssvm.cli import FILE_COMMANDS, add_file_commands, run_file_command
 
 __all__ = ["main"]
 
@@ -22,7 +25,9 @@ def _build_parser():
     parser = argparse.ArgumentParser(
         prog="ssvm", description="Structured SVMs for rank-based losses (AP, NDCG, precision@k)."
     )
+    parser.add_argument("--version", action="version", version=f"ssvm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_file_commands(sub)
     demo = sub.add_parser(
         "demo",
         help="train AP-SVM, NDCG-SVM and the 0-1 SVM on digits retrieval; print quality and "
@@ -100,6 +105,8 @@ def main(argv=None):
             logging.getLogger(name).setLevel(logging.INFO)
         if getattr(args, "verbose", 0):
             logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
+    if args.command in FILE_COMMANDS:
+        return run_file_command(args)
     if args.command == "demo":
         return _demo(args)
     if args.command == "warmup":

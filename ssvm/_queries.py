@@ -200,14 +200,17 @@ def resolve_queries(n_samples, qid=None, group=None):
 
 
 def informative_queries(queries, relevant, *, warn=True):
-    """Keep the queries with at least one relevant and one non-relevant row.
+    """Keep the queries with at least one relevant and one non-relevant row (binary relevance), or
+    with two distinct grades (graded relevance).
 
     Parameters
     ----------
     queries : list of ndarray of int
         Row indices of each query.
-    relevant : ndarray of bool of shape (n_samples,)
-        Binary relevance of each row.
+    relevant : ndarray of bool or of int of shape (n_samples,)
+        Binary relevance of each row, or its non-negative grade (graded NDCG: a query whose
+        grades are all equal is skipped, counted as without a relevant row if they are 0 and
+        without a non-relevant one otherwise).
     warn : bool, default=True
         Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped (its
         text is the same for every call, so by default it shows once per session).
@@ -224,19 +227,18 @@ def informative_queries(queries, relevant, *, warn=True):
     """
     kept, no_pos, no_neg = [], 0, 0
     for q in queries:
-        n_pos = int(np.count_nonzero(relevant[q]))
-        if n_pos == 0:
-            no_pos += 1
-        elif n_pos == q.shape[0]:
-            no_neg += 1
-        else:
+        lowest, highest = relevant[q].min(), relevant[q].max()
+        if lowest < highest:
             kept.append(q)
-    # informative_queries < fit < sklearn's _fit_context wrapper < caller
-    check_informative(len(queries), no_pos, no_neg, warn=warn, stacklevel=4)
+        elif highest <= 0:
+            no_pos += 1
+        else:
+            no_neg += 1
+    check_informative(len(queries), no_pos, no_neg, warn=warn)
     return kept
 
 
-def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
+def check_informative(n_queries, no_pos, no_neg, *, warn=True):
     """Fail if every query is degenerate; warn (once per session) if some are.
 
     Parameters
@@ -246,10 +248,8 @@ def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
     no_pos, no_neg : int
         Queries without a relevant row, and with only relevant rows.
     warn : bool, default=True
-        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped.
-    stacklevel : int, default=2
-        ``stacklevel`` of the warning as ``warnings.warn`` would take it in the caller of this
-        function (2: the caller's caller).
+        Emit a :class:`~ssvm.exceptions.DegenerateQueriesWarning` if any query is skipped (it
+        points at the user's line that called ssvm).
 
     Raises
     ------
@@ -270,5 +270,4 @@ def check_informative(n_queries, no_pos, no_neg, *, warn=True, stacklevel=2):
             "warnings.simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) shows it "
             "at every fit.)",
             DegenerateQueriesWarning,
-            stacklevel=stacklevel + 1,
         )

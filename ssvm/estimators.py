@@ -18,8 +18,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
-from ssvm.exceptions import MissingQidWarning, warn_once
+from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
+from ssvm.losses.graded import GAINS
 from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
@@ -43,10 +44,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     Parameters
     ----------
     loss : {"ap", "ndcg", "zero_one", "precision_at_k"} or QSLoss, default="ap"
-        Task loss whose structured hinge is minimised. All losses are binary: a row is relevant
-        or not (``y > 0``), so ``"ndcg"`` is NDCG with binary gains; grades above 1 count as 1
-        in training. (``score(..., gains="exponential")`` and :func:`ssvm.metrics.mean_ndcg`
-        measure graded-gain NDCG.) ``"zero_one"`` is the usual linear SVM (hinge loss with a
+        Task loss whose structured hinge is minimised. ``"ndcg"`` with ``qid`` / ``group`` uses
+        the relevance grades (see ``gain``); the other losses are binary: a row is relevant or
+        not (``y > 0``). ``"zero_one"`` is the usual linear SVM (hinge loss with a
         regularised intercept, as liblinear): ``RankSVM(loss="zero_one", C=C)`` minimises the
         same function as ``LinearSVC(loss="hinge", C=C / n_samples)``. A user loss object (an
         ``ssvm.losses.QSLoss`` instance, served by the "qs" and "brute" oracles) can be passed
@@ -62,6 +62,12 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     k : int, default=None
         Cut-off of ``loss="precision_at_k"`` (None means 10; clipped to the size of each
         query). The other losses have no cut-off: setting ``k`` with them warns.
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+        Gains of ``loss="ndcg"`` (ignored by the other losses): g(r) = 2^r − 1, r, or [r > 0].
+        With graded relevance (``qid`` / ``group`` and integer grades ``y``) the hinge is the
+        exact graded NDCG hinge ``Σ_t α_t H_t`` over the grade thresholds (the docs: "How it
+        works"); with 0/1 labels the three gains train the same model. ``score`` measures NDCG
+        with the same gain.
     tol : float, default=1e-3
         Stopping tolerance passed to the solver (a certified duality gap for ``"cutting_plane"``
         and ``"frank_wolfe"``).
@@ -156,6 +162,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left"), None],
+        "gain": [StrOptions(set(GAINS))],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -176,6 +183,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         C=1.0,
         *,
         k=None,
+        gain="exponential",
         tol=1e-3,
         max_iter=None,
         n_jobs=None,
@@ -189,6 +197,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self.solver = solver
         self.C = C
         self.k = k
+        self.gain = gain
         self.tol = tol
         self.max_iter = max_iter
         self.n_jobs = n_jobs
@@ -243,12 +252,16 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         if is_dask_array(X):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
+            if oracle.graded and ranking_mode:
+                raise ValueError(f"graded NDCG (gain={self.gain!r}) does not run on dask arrays yet; pass "
+                                 "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
                                 fit_intercept=zero_one, solver=self.solver)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-            data = in_memory_training_set(X, y, qid=qid, group=group)
+            data = in_memory_training_set(X, y, qid=qid, group=group,
+                                          gain=self.gain if oracle.graded and ranking_mode else None)
         self.classes_ = data.classes
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
@@ -288,13 +301,15 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
                 f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
                 UserWarning,
-                stacklevel=4,  # _make_oracle < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
         return get_oracle(self.loss, self.oracle, **self._loss_params())
 
     def _loss_params(self):
         if _is_loss(self.loss, "precision_at_k"):
             return {"k": _DEFAULT_K if self.k is None else self.k}
+        if _is_loss(self.loss, "ndcg"):
+            return {"gain": self.gain}
         return {}
 
     def _warm_start_points(self, n_tasks, n_features, zero_one):
@@ -310,16 +325,18 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, zero_one):
+    def _store_results(self, X, targets, results, zero_one, threshold=True):
+        """Set the fitted attributes from the solver results (``threshold=False``: the ranking
+        losses' intercept_ stays 0, for a caller that only ranks, e.g. RankSVMCV's default score)."""
         n_features = X.shape[1]
         coef = np.empty((len(results), n_features))
-        intercept = np.empty(len(results))
+        intercept = np.zeros(len(results))
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
             if zero_one:
                 intercept[j] = w[n_features]
-            else:
+            elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef
         self.intercept_ = intercept
@@ -340,7 +357,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"RankSVM (solver={self.solver!r}) did not converge to tol={self.tol} within "
                 f"max_iter={max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=4,  # _store_results < fit < sklearn's _fit_context wrapper < caller
+                stacklevel=external_stacklevel(),
             )
 
     # -------------------------------------------------------------- score
@@ -397,7 +414,6 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "fit and score by default, or call set_score_request(qid=True)) and pass "
                 "qid=... and groups=qid to the search's fit.",
                 MissingQidWarning,
-                stacklevel=2,
             )
         if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
             return float(np.mean(self.predict(X) == y))

@@ -6,11 +6,19 @@ fold (once per worker process when the search runs in parallel). A filter with a
 ``"always"`` or ``"error"`` restores the usual behaviour, e.g.
 ``warnings.simplefilter("always", DegenerateQueriesWarning)`` to see it at every fit; every other
 filter (``"ignore"``, ...) applies as usual.
+
+Every warning ssvm raises points at the user's line (:func:`external_stacklevel`): the first
+frame outside ssvm, scikit-learn and joblib, so a fit called through a ``Pipeline`` or
+``GridSearchCV`` names the line that called them, not ``sklearn/base.py``.
 """
 
+import os
+import sys
 import warnings
 
-__all__ = ["DegenerateQueriesWarning", "MissingQidWarning", "warn_once"]
+__all__ = ["DegenerateQueriesWarning", "MissingQidWarning", "external_stacklevel", "warn_once"]
+
+_SSVM_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class DegenerateQueriesWarning(UserWarning):
@@ -32,18 +40,36 @@ class MissingQidWarning(UserWarning):
 _shown = set()
 
 
-def warn_once(message, category, stacklevel=1):
+def external_stacklevel():
+    """``stacklevel`` for :func:`warnings.warn` in the caller: the first frame outside ssvm, sklearn, joblib.
+
+    Returns
+    -------
+    int
+        1 if the function calling this is itself outside both packages.
+    """
+    internal = [_SSVM_DIR]
+    for name in ("sklearn", "joblib"):  # not imported: none of their frames can be on the stack
+        if getattr(sys.modules.get(name), "__file__", None):
+            internal.append(os.path.dirname(os.path.abspath(sys.modules[name].__file__)) + os.sep)
+    internal = tuple(internal)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(internal):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
+
+
+def warn_once(message, category):
     """:func:`warnings.warn`, but once per session unless a filter says ``"always"``/``"error"``.
 
     Python's own ``"once"`` does not do this: its record of what was shown is cleared by every
     ``warnings.catch_warnings`` block, and scikit-learn runs each fit of a search inside one.
+    The warning points at the user's line (:func:`external_stacklevel`).
 
     Parameters
     ----------
     message : str
     category : type of Warning
-    stacklevel : int, default=1
-        As for :func:`warnings.warn` called where this is called.
     """
     key = (category, message)
     action = _action(category, message)
@@ -51,7 +77,7 @@ def warn_once(message, category, stacklevel=1):
         return
     if action != "ignore":
         _shown.add(key)
-    warnings.warn(message, category, stacklevel=stacklevel + 1)
+    warnings.warn(message, category, stacklevel=external_stacklevel())
 
 
 def _action(category, message):

@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from ssvm._queries import check_relevance_grades, resolve_queries
+from ssvm.exceptions import external_stacklevel
 from ssvm.losses import QSLoss, ranking_loss
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
@@ -147,7 +148,7 @@ def _mean_or_nan(values):
             "score is undefined: no query has both a relevant and a non-relevant row "
             "(every ranking of them scores the same); returning nan.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=external_stacklevel(),
         )
         return float("nan")
     return float(np.mean(values))

@@ -75,7 +75,9 @@ class RankHingeLoss(torch.nn.Module):
         Loss-augmented inference (``"qs"`` for AP/NDCG under ``"auto"``; ``"yue"``, ``"dp"``,
         ``"chakrabarti"``, ... give the same result more slowly).
     **loss_params
-        ``k`` for ``"precision_at_k"``.
+        ``k`` for ``"precision_at_k"``; ``gain`` for ``"ndcg"``: ``"exponential"`` (2^r − 1, the
+        default), ``"linear"`` (r) or ``"binary"`` ([r > 0]) — with integer grades in ``target``
+        the graded hinge ``Σ_t α_t H_t`` (:func:`ssvm.losses.rank_hinge`).
 
     Raises
     ------
@@ -122,7 +124,8 @@ class RankHingeLoss(torch.nn.Module):
         return _ScoreLossFunction.apply(scores, evaluate_hinge, self._oracle, target, qid)
 
     def extra_repr(self):
-        return f"loss={self.loss!r}, oracle={self.oracle!r}"
+        params = "".join(f", {name}={value!r}" for name, value in self.loss_params.items())
+        return f"loss={self.loss!r}, oracle={self.oracle!r}{params}"
 
 
 class DirectRankLoss(torch.nn.Module):
@@ -142,6 +145,9 @@ class DirectRankLoss(torch.nn.Module):
         ``"positive"`` (pos-AP, the best in Song et al.'s experiments): away from the loss-augmented
         ranking, found by QS. ``"negative"`` (AP and 0-1): towards the loss-diminished ranking
         (O(PN) dynamic program for AP). ``"perceptron"``: towards R* (per-AP; ``epsilon`` unused).
+    **loss_params
+        ``gain`` for ``"ndcg"`` (as :class:`RankHingeLoss`): with grades, the gradient is
+        ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]`` over the grade thresholds.
 
     Raises
     ------
@@ -160,12 +166,13 @@ class DirectRankLoss(torch.nn.Module):
     (0.1667, [-1.0, 1.0, 0.0])
     """
 
-    def __init__(self, loss="ap", epsilon=0.1, direction="positive"):
+    def __init__(self, loss="ap", epsilon=0.1, direction="positive", **loss_params):
         super().__init__()
         self.loss = loss
         self.epsilon = epsilon
         self.direction = direction
-        self._oracle = direct_loss_oracle(loss, epsilon, direction)
+        self.loss_params = loss_params
+        self._oracle = direct_loss_oracle(loss, epsilon, direction, **loss_params)
 
     def forward(self, scores, target, qid=None):
         """Task loss of the batch's ranking by score (its backward: the direct-loss gradient).
@@ -184,4 +191,5 @@ class DirectRankLoss(torch.nn.Module):
         return _ScoreLossFunction.apply(scores, evaluate_direct, self._oracle, target, qid)
 
     def extra_repr(self):
-        return f"loss={self.loss!r}, epsilon={self.epsilon!r}, direction={self.direction!r}"
+        params = "".join(f", {name}={value!r}" for name, value in self.loss_params.items())
+        return f"loss={self.loss!r}, epsilon={self.epsilon!r}, direction={self.direction!r}{params}"

@@ -36,6 +36,9 @@ def test_exp_deep_rank_losses_quick(tmp_path):
     models = [r["model"] for r in result["letor"]["rows"]]
     assert models[:5] == ["x-ent", "hinge-AP", "hinge-NDCG", "pos-AP", "hinge-01"]
     assert models[5].startswith("LGBMRanker")
+    graded = result["graded"]["per_seed"]
+    assert {"hinge-NDCG graded (exp gains)", "hinge-NDCG binary", "x-ent", "lambdaLoss NDCG-Loss2++"} <= set(graded)
+    assert all(len(runs) == 2 and 0.0 <= runs[0]["NDCG"] <= 100.0 for runs in graded.values())
     timing = [r for r in result["timing"]["rows"] if r["ms/step"] is not None]
     assert {r["oracle"] for r in timing} == {"qs", "yue", "search", "dp", "chakrabarti"}
     assert all(0.0 < r["loss %"] < 100.0 for r in timing)

@@ -19,6 +19,7 @@ PAGES = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").g
          REPO / "docs" / "api.rst", *sorted((REPO / "examples").glob("*"))]
 PAGES = [p for p in PAGES if "_build" not in p.parts and "auto_examples" not in p.parts]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 @pytest.mark.parametrize("module", DOCUMENTED)
@@ -53,6 +54,16 @@ def _resolves(page, target):
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_links_stay_inside_the_repository(page):
     text = page.read_text(encoding="utf-8")
-    assert "../shared" not in text and "http://" not in text and "https://" not in text
+    outside = text.replace(PYTORCH_CPU_INDEX, "")  # the one address users need: PyTorch's CPU wheels
+    assert "../shared" not in text and "http://" not in outside and "https://" not in outside
     broken = [target for target in LINK.findall(text) if not _resolves(page, target)]
     assert not broken, f"{page.name}: links that do not resolve inside the repository: {broken}"
+
+
+def test_nothing_cites_the_design_file_outside_the_repository():
+    sources = [*(REPO / "ssvm").rglob("*.py"), *(REPO / "scripts").rglob("*.py"), *(REPO / "tests").rglob("*.py"),
+               *(p for p in (REPO / "docs").rglob("*.md") if "_build" not in p.parts)]
+    citing = [str(p.relative_to(REPO)) for p in sources
+              if re.search(r"DESIGN(\.md)? §", p.read_text(encoding="utf-8")) and p.name != "test_docs.py"]
+    assert not citing, f"cite docs/design.md instead of DESIGN.md in {citing}"
+    assert "design\n" in (REPO / "docs" / "index.md").read_text(encoding="utf-8")  # in the toctree

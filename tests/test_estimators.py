@@ -59,7 +59,7 @@ def synthetic_queries(n_queries=12, size=15, d=5, seed=0):
 
 
 def average_precision_ties_by_index(relevant, scores):
-    """AP of the ranking by descending score, ties broken by index (DESIGN.md §1)."""
+    """AP of the ranking by descending score, ties broken by index (docs/design.md §1)."""
     ranked = np.asarray(relevant, dtype=bool)[np.argsort(-scores, kind="stable")]
     hits = np.cumsum(ranked)
     return float(np.mean(hits[ranked] / (np.flatnonzero(ranked) + 1)))

@@ -10,7 +10,7 @@ from ssvm.losses import QSLoss, get_oracle
 from ssvm.losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
 from ssvm.losses.classification import precision_at_k_oracle, zero_one_oracle
 from ssvm.problem import ScoreHinge, StructuredHinge
-from ssvm.problem._fused import FusedRound, fused_plane
+from ssvm.problem._fused import FusedRound, fused_plane, oracle_form
 from ssvm.solvers import cutting_plane
 
 LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -160,6 +160,7 @@ def test_oracles_without_compiled_form_fall_back():
         assert problem.fused_seconds == 0.0
         assert_same_plane(out, StructuredHinge(X, y, queries, oracle, fused=False).plane(w))
     assert_same_plane(StructuredHinge(X, y, queries, get_oracle("ap", "yue")).plane(w), plain)
+    assert oracle_form(get_oracle("ndcg", gain="exponential")) is None  # graded NDCG: no fused form
 
 
 def test_result_does_not_depend_on_the_threads(small_blocks):

@@ -27,6 +27,24 @@ def test_every_block_is_collected():
     assert len(python_blocks("README.md")) >= 3  # the tour: labels, queries, detection
 
 
+def test_readme_blocks_print_what_they_compute():
+    quiet = [k for k, code in enumerate(python_blocks("README.md")) if "print(" not in code]
+    assert not quiet, f"README python blocks {quiet} print nothing: show what they compute"
+
+
+def test_readme_and_getting_started_list_the_same_extras_as_pyproject():
+    import tomllib
+
+    extras = set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    for page in ("README.md", "docs/getting_started.md"):
+        listed = set(re.findall(r'^pip install "\.\[(\w+)\]"', (REPO / page).read_text(), re.M))
+        assert listed == extras, (page, sorted(listed ^ extras))
+
+
+def test_readme_stays_short():
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+
+
 @pytest.mark.parametrize("page, k, code", BLOCKS, ids=[f"{page}-{k}" for page, k, _ in BLOCKS])
 def test_block_runs(tmp_path, page, k, code):
     env = {**os.environ, "MPLBACKEND": "agg",

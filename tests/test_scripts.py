@@ -32,6 +32,16 @@ def run_script(name, tmp_path, *, plot=True, timeout=120):
         p.name for p in (tmp_path / "plots").iterdir()) if plot else []
 
 
+def test_bench_cv_quick(tmp_path):
+    out, result, _ = run_script("bench_cv", tmp_path, plot=False)
+    assert "Choosing C among 3 values" in out
+    rows = result["rows"]
+    assert [r["method"] for r in rows] == ["RankSVMCV (warm path)", "GridSearchCV (routed)"] * 2
+    for warm, cold in zip(rows[::2], rows[1::2]):
+        assert warm["same_choice"] and warm["C"] == cold["C"]
+        np.testing.assert_allclose(warm["scores"], cold["scores"], atol=0.02)
+
+
 def test_bench_training_quick(tmp_path):
     out, result, pngs = run_script("bench_training", tmp_path)
     assert "Time to tolerance" in out and "cutting-plane iteration" in out
@@ -49,9 +59,16 @@ def test_bench_training_quick(tmp_path):
     e2e = {r["data"]: r for r in result["end_to_end"]}
     assert e2e["synthetic N=2000"]["RankSVM(ap).fit s"] > 0 and e2e["LETOR sample"]["LinearSVC s"] > 0
     for row in result["iteration_split"]:
-        parts = [row[k] for k in ("matvec %", "oracle %", "qp %", "other %")]
+        parts = [row[k] or 0.0 for k in ("matvec %", "oracle %", "fused %", "qp %", "other %")]
         assert sum(parts) == pytest.approx(100.0)
-        assert all(p >= -1e-9 for p in parts[:3])
+        assert all(p >= -1e-9 for p in parts[:4])
+        assert row["fused %"] > 0  # the cutting plane's rounds are fused (AP and 0-1 have compiled oracles)
+    # the floor of a round: fused and two-pass against one X @ w; oracle ns per row, small vs large queries
+    cells = {(r["X"], r["threads"]) for r in result["rounds"]}
+    assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
+    assert all(r["fused round ms"] > 0 and r["fused / X@w"] > 0 for r in result["rounds"])
+    assert [r["loss"] for r in result["oracle_ns_per_row"]] == ["ap", "ndcg", "precision_at_k", "zero_one"]
+    assert "np.sort" in out and "ONE X @ w" in out
     assert all(r["seconds"] > 0 for r in result["times"])
     assert pngs == ["iteration_split.png"]
 
@@ -71,6 +88,14 @@ def test_exp_ranking_quality_quick(tmp_path):
     assert sorted(letor) == sorted((f, m) for f in ("standard", "quantile") for m in models)
     assert {r["features"] for r in result["rows"] if r["data"] == "iris"} == {"standard"}
     assert pngs == ["ranking_quality.png"]
+    # graded relevance: every model in every fold, paired against the graded NDCG-SVM
+    graded = {r["model"]: r for r in result["graded"]["rows"]}
+    assert set(graded) == {"NDCG-SVM graded (exp gains)", "NDCG-SVM graded (linear gains)", "NDCG-SVM binary",
+                           "AP-SVM", "LGBMRanker lambdarank", "XGBRanker rank:ndcg"}
+    assert graded["NDCG-SVM graded (exp gains)"]["ΔNDCG vs ref"] == "-"
+    assert "Δ" not in graded["AP-SVM"]["ΔNDCG vs ref"] and "±" in graded["AP-SVM"]["ΔNDCG vs ref"]
+    for runs in result["graded"]["per_fold"].values():
+        assert len(runs) == 2 and all(0.0 <= run[m] <= 100.0 for run in runs for m in ("NDCG", "NDCG@10", "AP"))
 
 
 def test_exp_timing_quick(tmp_path):

@@ -27,7 +27,7 @@ class ModelSpec:
         Row label in the tables.
     loss : str or None
         ``RankSVM`` loss; None means ``LinearSVC(loss="hinge", C=C/n)``, the same function as the
-        0-1 SVM (DESIGN.md section 1) solved by liblinear.
+        0-1 SVM (docs/design.md §1) solved by liblinear.
     select_by : {"AP", "NDCG"}
         Validation metric that picks C.
     params : dict

@@ -77,7 +77,8 @@ def _locate_bad_feature(tokens, path, lineno, zero_based):
             raise _error(
                 path, lineno,
                 f"feature index {index} in token {token!r} is out of range "
-                f"(indices start at {0 if zero_based else 1}; pass zero_based=True for 0-based files)",
+                f"(indices start at {0 if zero_based else 1}; pass zero_based=True or 'auto' for 0-based "
+                "files)" if not zero_based else f"feature index {index} in token {token!r} is negative",
             )
         try:
             value = float(value_text)
@@ -146,8 +147,12 @@ def read_query_sizes(path):
     return np.asarray(sizes, dtype=np.int64)
 
 
-def _qid_from_rows(row_qids, row_lines, path):
-    """Check that rows of each query are consecutive; return qid array and run sizes."""
+def _qid_from_rows(row_qids, row_lines, path, query_path):
+    """The qid array and the sizes of its runs of equal ids.
+
+    A query whose rows are scattered is one query (logged), as ``RankSVM.fit`` groups rows by
+    ``qid``; next to a ``.query`` file, whose sizes describe consecutive blocks, that is an error.
+    """
     qid = np.asarray(row_qids, dtype=np.int64)
     if qid.size == 0:
         return qid, np.zeros(0, dtype=np.int64)
@@ -157,17 +162,20 @@ def _qid_from_rows(row_qids, row_lines, path):
         seen = {}
         for start, value in zip(starts, run_qids):
             if value in seen:
-                raise _error(
-                    path, row_lines[start],
-                    f"qid:{value} reappears after other queries (first block starts at line "
-                    f"{row_lines[seen[value]]}); rows of a query must be contiguous",
-                )
+                where = (f"qid:{value} reappears after other queries (first block starts at line "
+                         f"{row_lines[seen[value]]})")
+                if query_path is not None:
+                    raise _error(path, row_lines[start], f"{where}; with a .query file ({query_path}) "
+                                 "rows of a query must be contiguous")
+                logger.info("%s, line %d: %s; its rows form one query, as RankSVM groups rows by qid",
+                            path, row_lines[start], where)
+                break
             seen[value] = start
     sizes = np.diff(np.r_[starts, qid.size])
     return qid, sizes
 
 
-def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
+def load_letor(path, query_path=None, *, n_features=None, zero_based="auto"):
     """Load an SVMlight / LETOR ranking file with its query structure.
 
     Each data line is ``label [qid:Q] index:value index:value ... [# comment]``. Blank and
@@ -186,9 +194,13 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     n_features : int, optional
         Number of columns of X. Use the training file's value to load a test file with the same
         width; a feature index beyond it is an error. Defaults to the largest index + 1.
-    zero_based : bool, default=False
+    zero_based : bool or "auto", default="auto"
         Whether feature indices start at 0. SVMlight and LETOR files start at 1 (index 1 becomes
-        column 0); index 0 is then an error naming the line.
+        column 0; with ``False`` index 0 is an error naming the line); scikit-learn's
+        ``dump_svmlight_file`` writes 0-based files by default. ``"auto"`` (scikit-learn's
+        convention) reads the file as 0-based if any index is 0 and as 1-based otherwise; a
+        0-based file that never uses feature 0 is then read 1-based, so load a test file with the
+        training file's base (the ``ssvm`` command line keeps it in the model file).
 
     Returns
     -------
@@ -196,7 +208,9 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     relevance : ndarray of float64, shape (n_samples,)
         The labels (graded relevance; ``relevance > 0`` counts as relevant).
     qid : ndarray of int64, shape (n_samples,)
-        Query id per row. From ``qid:`` tokens as written; from a ``.query`` file, 0, 1, 2, …
+        Query id per row. From ``qid:`` tokens as written (rows with the same id form one query
+        wherever they are in the file, the rule of ``RankSVM.fit``: queries in order of first
+        appearance, rows in file order); from a ``.query`` file, 0, 1, 2, …
         per consecutive query. With neither, every row belongs to query 0 (logged).
 
     Raises
@@ -204,15 +218,23 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     ValueError
         Naming the file and line for: a non-numeric or non-finite label or value, a bad
         ``index:value`` token, a bad or misplaced ``qid:``, a repeated feature index, an index out of
-        range, a mix of rows with and without ``qid:``, rows of one query that are not contiguous,
-        and query sizes that do not sum to the number of rows or disagree with the ``qid:`` tokens.
+        range, a mix of rows with and without ``qid:``, rows of one query that are not contiguous
+        when a ``.query`` file is used, and query sizes that do not sum to the number of rows or
+        disagree with the ``qid:`` tokens.
 
     Examples
     --------
     >>> X, relevance, qid = load_letor("rank.train")            # doctest: +SKIP
     >>> X_test, rel_test, qid_test = load_letor("rank.test", n_features=X.shape[1])  # doctest: +SKIP
     """
+    return _read_letor(path, query_path, n_features, zero_based)[:3]
+
+
+def _read_letor(path, query_path, n_features, zero_based):
+    """:func:`load_letor`, and whether the file was read as 0-based (what ``"auto"`` found)."""
     path = Path(path)
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
@@ -221,7 +243,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     labels, row_qids, row_lines = [], [], []
     indices_parts, values_parts, row_nnz = [], [], []
     first_row_has_qid = None
-    max_index, max_index_line = -1, 0
+    max_index, max_index_line, saw_zero = -1, 0, False
     with _open_text(path) as handle:
         for lineno, line in enumerate(handle, start=1):
             body = line.partition("#")[0]
@@ -244,7 +266,9 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
             if has_qid:
                 row_qids.append(_parse_qid(tokens[1], path, lineno))
             features = tokens[2:] if has_qid else tokens[1:]
-            indices, values = _parse_features(features, path, lineno, zero_based)
+            indices, values = _parse_features(features, path, lineno, zero_based is not False)
+            if indices.size and indices[0] == 0:
+                saw_zero = True
             if indices.size and indices[-1] > max_index:
                 max_index, max_index_line = int(indices[-1]), lineno
             indices_parts.append(indices)
@@ -253,17 +277,22 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
             row_lines.append(lineno)
 
     n_rows = len(labels)
+    shift = zero_based == "auto" and not saw_zero  # read as 0-based above; no index 0: 1-based
+    if shift:
+        logger.info("%s: no feature index 0, read as 1-based (zero_based='auto')", path)
+        max_index -= 1
+    base = 1 if shift or zero_based is False else 0  # of the indices as written
     if n_features is None:
         n_features = max_index + 1
     elif max_index >= n_features:
         raise _error(
             path, max_index_line,
-            f"feature index {max_index + (0 if zero_based else 1)} is beyond n_features={n_features}",
+            f"feature index {max_index + base} is beyond n_features={n_features}",
         )
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(row_nnz, out=indptr[1:])
     if n_rows:
-        indices = np.concatenate(indices_parts)
+        indices = np.concatenate(indices_parts) - (1 if shift else 0)
         data = np.concatenate(values_parts)
     else:
         indices = np.zeros(0, dtype=np.int64)
@@ -284,7 +313,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
             )
 
     if first_row_has_qid:
-        qid, run_sizes = _qid_from_rows(row_qids, row_lines, path)
+        qid, run_sizes = _qid_from_rows(row_qids, row_lines, path, query_path)
         if sizes_from_file is not None and not np.array_equal(run_sizes, sizes_from_file):
             raise ValueError(
                 f"{query_path}: query sizes disagree with the 'qid:' tokens of {path}"
@@ -294,4 +323,4 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based=False):
     else:
         logger.info("%s has no 'qid:' and no .query file: all %d rows form query 0", path, n_rows)
         qid = np.zeros(n_rows, dtype=np.int64)
-    return X, relevance, qid
+    return X, relevance, qid, base == 0

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ssvm.exceptions import DegenerateQueriesWarning, warn_once
+from ssvm.exceptions import DegenerateQueriesWarning, external_stacklevel, warn_once
 from ssvm.solvers import SOLVERS
 
 from .core import select_core
@@ -209,7 +209,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
                           "has the same loss under every ranking. The fitted n_skipped_queries_ "
                           "gives each fit's count. (Shown once per session; warnings."
                           "simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) "
-                          "shows it at every fit.)", DegenerateQueriesWarning, stacklevel=3)
+                          "shows it at every fit.)", DegenerateQueriesWarning)
             if not keep.any():
                 raise ValueError("no training sample has both relevant and irrelevant labels; "
                                  "LabelRankSVM(k='relevant') has nothing to learn from.")
@@ -232,7 +232,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
                 if self.n_cccp_iter_ == self.max_cccp_iter:
                     warnings.warn(f"LabelRankSVM(k={self.k}): the imputed targets still changed "
                                   f"after max_cccp_iter={self.max_cccp_iter} rounds; increase "
-                                  "it.", ConvergenceWarning, stacklevel=3)
+                                  "it.", ConvergenceWarning, stacklevel=external_stacklevel())
                     break
                 T_star = T_new
             previous = None if result is None else result.objective
@@ -288,7 +288,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
         if not result.converged:
             warnings.warn(f"LabelRankSVM (solver={self.solver!r}) did not converge to "
                           f"tol={self.tol}; increase max_iter or tol.", ConvergenceWarning,
-                          stacklevel=4)
+                          stacklevel=external_stacklevel())
         return result
 
     # ------------------------------------------------------------------ predict
@@ -366,7 +366,7 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
         keep = Y.any(axis=1)
         if not keep.any():
             warnings.warn("break-even precision is undefined: no sample has a relevant label; "
-                          "returning nan.", UserWarning, stacklevel=2)
+                          "returning nan.", UserWarning, stacklevel=external_stacklevel())
             return float("nan")
         return float(break_even_precision(S[keep], *self._star(), Y[keep]).mean())
 

@@ -39,10 +39,12 @@ as an uninterrupted one.
 
 The package is split by job: :mod:`~ssvm.latent.bags` (the windows of many images),
 :mod:`~ssvm.latent.convex` (the convex problems of a step), :mod:`~ssvm.latent.cccp` (the CCCP loop),
-:mod:`~ssvm.latent.checkpoint` (checkpoint files) and :mod:`~ssvm.latent.estimator`
-(:class:`LatentRankSVM`); detection with NMS is :func:`ssvm.detection.nms_per_image`.
+:mod:`~ssvm.latent.checkpoint` (checkpoint files), :mod:`~ssvm.latent.estimator`
+(:class:`LatentRankSVM`) and :mod:`~ssvm.latent.path` (:func:`latent_C_path`, a warm path over C);
+detection with NMS is :func:`ssvm.detection.nms_per_image`.
 """
 
 from .estimator import LATENT_LOSSES, LatentRankSVM
+from .path import latent_C_path
 
-__all__ = ["LatentRankSVM", "LATENT_LOSSES"]
+__all__ = ["LatentRankSVM", "LATENT_LOSSES", "latent_C_path"]

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
 from ssvm.detection.detections import nms_per_image
+from ssvm.exceptions import external_stacklevel
 from ssvm.losses import ORACLE_NAMES, get_oracle
 from ssvm.losses.pooled import segment_argmax
 from ssvm.metrics import accuracy_threshold, ranking_score
@@ -67,7 +68,13 @@ class LatentRankSVM(BaseEstimator):
     negatives : {"best", "all"}, default="best"
         ``"best"``: a negative image enters the ranking as its best window (max over windows
         inside the loss-augmented inference). ``"all"``: every window of a negative image is a
-        negative.
+        negative. The scale of C differs: the AP hinge is a mean over the P·N (positive,
+        negative) pairs and vanishes only when every positive leads the negatives by a score
+        margin of about N / (2(P + 1)) (one positive below one negative loses about 1/P² of AP
+        but costs only 2·margin/(PN)). With ``"best"`` N counts negative *images*; with
+        ``"all"`` it counts their windows, so with unit-norm features the hinge stays near its
+        maximum unless C grows roughly like (N/P)², and w stays close to a weighted difference
+        of the mean positive and the top negative windows.
     init : "mean" or array of shape (n_features,) or (n_features + 1,), default="mean"
         Starting point w₀: ``"mean"`` trains the same convex model on each image's mean window
         feature. w₀ = 0 is refused (see :mod:`ssvm.latent`).
@@ -255,7 +262,7 @@ class LatentRankSVM(BaseEstimator):
                      tol=self.cccp_tol, meter=meter, on_step=partial(self._on_step, key, meter))
         if not state.converged and len(state.steps) >= self.max_cccp_iter:
             warnings.warn(f"CCCP stopped after max_cccp_iter={self.max_cccp_iter} steps without "
-                          "converging", ConvergenceWarning, stacklevel=3)
+                          "converging", ConvergenceWarning, stacklevel=external_stacklevel())
         self._store(state, data, positive, classes, intercept, meter)
         return self
 

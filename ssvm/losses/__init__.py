@@ -2,7 +2,7 @@
 
 Every oracle solves, for one query, ``max_R Δ(R*, R) + w·Ψ(X, R)`` and returns ``(c, delta)``:
 the coefficients of Ψ(X, R̂) − Ψ(X, R*) per sample and the loss of the maximiser, so that
-``H(w) = delta + scores @ c`` (DESIGN.md §1).
+``H(w) = delta + scores @ c`` (docs/design.md §1).
 
 Losses: ``"ap"``, ``"ndcg"`` (QS-suitable, served by one generic QS kernel), ``"zero_one"``,
 ``"precision_at_k"``, or a user :class:`QSLoss` object.  Oracles: ``"qs"`` (Mohapatra et al.,

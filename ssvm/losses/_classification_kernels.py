@@ -10,7 +10,7 @@ query).
 import numpy as np
 from numba import njit
 
-__all__ = ["zero_one_into", "precision_at_k_into", "precision_at_k_batch"]
+__all__ = ["zero_one_into", "precision_at_k_into", "precision_at_k_batch", "batch_loop"]
 
 
 @njit(cache=True, nogil=True)
@@ -65,10 +65,23 @@ def precision_at_k_into(scores, y, k, c):
 
 
 @njit(cache=True, nogil=True)
-def _precision_loop(scores, y, starts, ends, k, c, delta):
+def _loop(scores, y, starts, ends, k, c, delta):
+    """0-1 (``k = 0``) or precision@k on every query ``scores[starts[q]:ends[q]]``."""
     for q in range(starts.size):
         a, b = starts[q], ends[q]
-        delta[q] = precision_at_k_into(scores[a:b], y[a:b], k, c[a:b])
+        if k:
+            delta[q] = precision_at_k_into(scores[a:b], y[a:b], k, c[a:b])
+        else:
+            delta[q] = zero_one_into(scores[a:b], y[a:b], c[a:b])
+
+
+def batch_loop(scores, y, starts, ends, k):
+    """``(c, delta)`` of 0-1 (``k = 0``) or precision@k (``k >= 1``) over stacked queries."""
+    c = np.zeros(scores.shape[0])
+    delta = np.empty(len(starts))
+    _loop(np.ascontiguousarray(scores, dtype=np.float64), np.ascontiguousarray(y, dtype=np.bool_),
+          np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64), int(k), c, delta)
+    return c, delta
 
 
 def precision_at_k_batch(scores, y, starts, ends, k=10):
@@ -92,8 +105,4 @@ def precision_at_k_batch(scores, y, starts, ends, k=10):
         Each query's ``c`` in its rows, zero elsewhere.
     delta : ndarray of float64, shape (Q,)
     """
-    c = np.zeros(scores.shape[0])
-    delta = np.empty(len(starts))
-    _precision_loop(np.ascontiguousarray(scores, dtype=np.float64), np.ascontiguousarray(y, dtype=np.bool_),
-                    np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64), int(k), c, delta)
-    return c, delta
+    return batch_loop(scores, y, starts, ends, k)

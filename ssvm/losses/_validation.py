@@ -6,7 +6,9 @@ loops); the public functions validate once, here.
 
 import numpy as np
 
-__all__ = ["validate_scores_labels"]
+from .graded import check_grades
+
+__all__ = ["validate_scores_labels", "validate_scores_grades"]
 
 
 def validate_scores_labels(scores, y):
@@ -32,6 +34,49 @@ def validate_scores_labels(scores, y):
         If the arrays are not 1-D, differ in length, contain NaN/inf scores, labels outside a
         binary coding, or the query has no positive or no negative.
     """
+    s, lab = _scores_and_labels(scores, y)
+    yb = _binary_labels(lab)
+    n_pos = int(np.count_nonzero(yb))
+    if n_pos == 0:
+        raise ValueError("y has no positive sample (need at least one positive and one negative)")
+    if n_pos == yb.shape[0]:
+        raise ValueError("y has no negative sample (need at least one positive and one negative)")
+    return s, yb
+
+
+def validate_scores_grades(scores, y, gain):
+    """Check one query's scores and graded relevance for graded NDCG and convert them.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Finite real scores.
+    y : array-like of shape (n,)
+        Non-negative integer grades (bool and integer-valued floats accepted).
+    gain : str
+        The gain (:data:`ssvm.losses.graded.GAINS`).
+
+    Returns
+    -------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        As :func:`validate_scores_labels` for the scores; for grades that are negative, not
+        integers or not finite, or all equal (every ranking then has the same NDCG).
+    """
+    s, lab = _scores_and_labels(scores, y)
+    grades = check_grades(lab, gain=gain)
+    if grades.size == 0 or grades.min() == grades.max():
+        raise ValueError("y needs at least two distinct grades (with all grades equal every ranking "
+                         "has the same NDCG)")
+    return s, grades
+
+
+def _scores_and_labels(scores, y):
+    """1-D scores (finite, contiguous float64) and labels of the same length."""
     s = np.asarray(scores)
     lab = np.asarray(y)
     if s.ndim != 1:
@@ -45,13 +90,7 @@ def validate_scores_labels(scores, y):
     s = np.ascontiguousarray(s, dtype=np.float64)
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf")
-    yb = _binary_labels(lab)
-    n_pos = int(np.count_nonzero(yb))
-    if n_pos == 0:
-        raise ValueError("y has no positive sample (need at least one positive and one negative)")
-    if n_pos == yb.shape[0]:
-        raise ValueError("y has no negative sample (need at least one positive and one negative)")
-    return s, yb
+    return s, lab
 
 
 def _binary_labels(lab):

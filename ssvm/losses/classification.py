@@ -14,7 +14,7 @@ so H = Δ + s·c is convex, H ≥ Δ(top-k by score), and Σc = 0.
 
 import numpy as np
 
-_LOOP_FROM = 512  # mean query size from which zero_one_batch calls the oracle per query
+from ._classification_kernels import batch_loop
 
 __all__ = ["zero_one_oracle", "zero_one_batch", "precision_at_k_oracle", "ground_truth_topk_weights"]
 
@@ -42,7 +42,7 @@ def zero_one_oracle(scores, y):
 
 
 def zero_one_batch(scores, y, starts, ends):
-    """:func:`zero_one_oracle` on many queries at once, vectorised (the same arithmetic per query).
+    """:func:`zero_one_oracle` on many queries at once, in one compiled loop (the same arithmetic).
 
     Parameters
     ----------
@@ -50,7 +50,7 @@ def zero_one_batch(scores, y, starts, ends):
         Stacked scores; rows outside the queries are ignored.
     y : ndarray of bool, shape (n,)
     starts, ends : ndarray of int, shape (Q,)
-        Query ``k`` is ``scores[starts[k]:ends[k]]``; ranges ascending and disjoint.
+        Query ``k`` is ``scores[starts[k]:ends[k]]``; ranges disjoint.
 
     Returns
     -------
@@ -59,27 +59,7 @@ def zero_one_batch(scores, y, starts, ends):
     delta : ndarray of float64, shape (Q,)
         Fraction of violated samples per query.
     """
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
-    sizes = ends - starts
-    if sizes.sum() >= _LOOP_FROM * sizes.size:  # big queries: fewer passes per query, one call each
-        c = np.zeros(scores.size)
-        delta = np.empty(sizes.size)
-        for k, (a, b) in enumerate(zip(starts, ends)):
-            c[a:b], delta[k] = zero_one_oracle(scores[a:b], y[a:b])
-        return c, delta
-    edge = np.zeros(scores.size + 1, dtype=np.int64)
-    np.add.at(edge, starts, 1)
-    np.add.at(edge, ends, -1)
-    inside = np.cumsum(edge[:-1]) > 0
-    n = np.zeros(scores.size)
-    n[inside] = np.repeat(sizes, sizes)  # each row's query size (the queries are ascending)
-    ypm = np.where(y, 1.0, -1.0)
-    viol = inside & (1.0 - ypm * scores > 0.0)
-    c = np.zeros(scores.size)
-    c[viol] = -ypm[viol] / n[viol]
-    cum = np.concatenate(([0], np.cumsum(viol)))
-    return c, (cum[ends] - cum[starts]) / sizes
+    return batch_loop(scores, y, starts, ends, 0)
 
 
 def ground_truth_topk_weights(y, k):

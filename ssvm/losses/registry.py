@@ -13,10 +13,11 @@ from typing import Callable, Optional
 import numpy as np
 
 from ._classification_kernels import precision_at_k_batch
-from ._validation import validate_scores_labels
+from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
+from .graded import check_gain, graded_by_levels, graded_ndcg_batch, graded_ndcg_oracle, graded_ndcg_value
 from .greedy import search_oracle, sorted_scan_oracle
 from .qs import qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
@@ -94,7 +95,7 @@ _REGISTRY = {
     "ap": _LossEntry({**_RANK_ORACLES, "yue": OracleSpec(sorted_scan_oracle), "search": OracleSpec(search_oracle),
                       "dp": OracleSpec(dp_oracle)}, auto="qs", value=_rank_value, loss_object=APLoss),
     "ndcg": _LossEntry({**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)}, auto="qs",
-                       value=_rank_value, loss_object=NDCGLoss),
+                       value=_rank_value, loss_object=NDCGLoss, params={"gain": ("exponential", check_gain)}),
     "zero_one": _LossEntry({"auto": OracleSpec(zero_one_oracle, zero_one_batch),
                             "brute": OracleSpec(zero_one_brute_oracle)}, auto="auto", value=_zero_one_value),
     "precision_at_k": _LossEntry({"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
@@ -126,12 +127,17 @@ class Oracle:
         Keyword arguments of both functions (the loss object, ``k``, ...).
     name : str, default=""
         The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
+    graded : bool, default=False
+        The oracle reads ``y`` as non-negative integer grades (int64; graded NDCG, docs/design.md §9)
+        instead of boolean relevance: the problem layer then carries the grades, and a query
+        counts when its grades are not all equal.
     """
 
     single: Callable
     batched: Optional[Callable] = None
     params: dict = field(default_factory=dict)
     name: str = ""
+    graded: bool = False
 
     def __call__(self, scores, y):
         """``(c, delta)`` of one query (no validation: see :func:`loss_augmented_inference`)."""
@@ -240,13 +246,18 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     oracle : str, default="auto"
         One of ``supported_oracles(loss)``; ``"auto"`` picks the fastest exact one.
     **loss_params
-        ``k`` (int ≥ 1, default 10) for ``"precision_at_k"``; nothing else.
+        ``k`` (int ≥ 1, default 10) for ``"precision_at_k"``; ``gain`` for ``"ndcg"``:
+        ``"exponential"`` (g(r) = 2^r − 1, the default), ``"linear"`` (g(r) = r) or ``"binary"``
+        ([r > 0]); nothing else.
 
     Returns
     -------
     Oracle
         Callable as ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``
-        and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable.
+        and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable. For
+        NDCG with ``gain`` other than ``"binary"`` it is the graded oracle (``f.graded``): ``y`` is
+        then int64 grades, and ``(c, delta) = Σ_t α_t (c_t, δ_t)`` over the grade thresholds
+        (:mod:`ssvm.losses.graded`).
 
     Raises
     ------
@@ -264,12 +275,23 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     name = entry.auto if oracle == "auto" else oracle
     spec = entry.oracles[name]
     batched = spec.batched
+    gain = params.pop("gain", "binary")
     loss_object = _loss_object(loss, entry)
     if loss_object is not None:
         params["loss"] = loss_object
         if not loss_object.compiled_batch:
             batched = None
+    if gain != "binary":
+        return _graded_oracle(name, spec, params, gain)
     return Oracle(spec.single, batched, params, name)
+
+
+def _graded_oracle(name, spec, params, gain):
+    """Graded NDCG by threshold decomposition (:mod:`ssvm.losses.graded`): the fused QS kernel, or
+    any other binary NDCG oracle summed over the grade levels."""
+    if name == "qs":
+        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, graded=True)
+    return Oracle(graded_by_levels, None, {"gain": gain, "binary": spec.single, **params}, name, graded=True)
 
 
 def _loss_object(loss, entry):
@@ -287,13 +309,15 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     scores : array-like of shape (n,)
         Scores s = X w of the query's samples (finite).
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}; needs a positive and a negative.
+        Binary relevance: bool, {0, 1} or {-1, 1}; needs a positive and a negative. For
+        ``loss="ndcg"`` with a graded ``gain``: non-negative integer grades, two distinct ones
+        at least (AP and precision@k count ``y > 0`` as relevant).
     loss : str or QSLoss, default="ap"
         See :func:`get_oracle`.
     oracle : str, default="auto"
         See :func:`supported_oracles`.
     **loss_params
-        ``k`` for ``"precision_at_k"``.
+        ``k`` for ``"precision_at_k"``, ``gain`` for ``"ndcg"`` (see :func:`get_oracle`).
 
     Returns
     -------
@@ -320,6 +344,9 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     0.6667
     """
     f = get_oracle(loss, oracle, **loss_params)
+    if f.graded:
+        s, grades = validate_scores_grades(scores, y, f.params["gain"])
+        return f(s, grades)
     s, yb = validate_scores_labels(scores, y)
     return f(s, yb)
 
@@ -331,12 +358,13 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     ----------
     scores : array-like of shape (n,)
     y : array-like of shape (n,)
-        Binary relevance; needs a positive and a negative.
+        Binary relevance; needs a positive and a negative. Grades for ``"ndcg"`` with a graded
+        ``gain`` (two distinct ones at least).
     loss : str or QSLoss, default="ap"
-        ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG, ``"zero_one"`` → error rate of
-        ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, or a QS loss object.
+        ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG (graded: gains as ``gain``), ``"zero_one"`` →
+        error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, or a QS loss object.
     **loss_params
-        ``k`` for ``"precision_at_k"`` (default 10, clipped to n).
+        ``k`` for ``"precision_at_k"`` (default 10, clipped to n), ``gain`` for ``"ndcg"``.
 
     Returns
     -------
@@ -349,6 +377,12 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     """
     entry = _entry(loss)
     params = _loss_params(loss, entry, loss_params)
+    gain = params.pop("gain", "binary")
+    if gain != "binary":
+        s, grades = validate_scores_grades(scores, y, gain)
+        if grades.max() > 1:  # 0/1 grades: the binary loss below, bit for bit
+            return 1.0 - graded_ndcg_value(s, grades, gain)
+        y = grades
     s, yb = validate_scores_labels(scores, y)
     loss_object = _loss_object(loss, entry)
     if loss_object is not None:

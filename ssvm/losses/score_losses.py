@@ -25,6 +25,7 @@ import numpy as np
 from .._queries import check_relevance_grades, informative_queries, resolve_queries
 from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
 from .dp import ap_direct_loss_inference
+from .graded import check_grades, graded_ranked_by_score
 from .rank_losses import APLoss, NDCGLoss
 from .registry import Oracle, get_oracle
 
@@ -58,11 +59,14 @@ def _score_hinge(scores, y, qid, oracle):
     from ..problem.score_space import ScoreHinge  # the problem layer sits above ssvm.losses
 
     s, dtype = _check_scores(scores)
-    relevant = check_relevance_grades(y, s.shape[0]) > 0
+    if oracle.graded:  # graded NDCG: the grades themselves, queries with two distinct grades
+        target = check_grades(y, s.shape[0], gain=oracle.params["gain"])
+    else:
+        target = check_relevance_grades(y, s.shape[0]) > 0
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
-    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), relevant, warn=False)
-    return s, dtype, ScoreHinge(relevant, queries, oracle, check_input=False)
+    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), target, warn=False)
+    return s, dtype, ScoreHinge(target, queries, oracle, check_input=False)
 
 
 def evaluate_hinge(oracle, scores, y, qid=None):
@@ -117,16 +121,22 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
         Real, finite scores (a network's outputs), any float or integer dtype.
     y : array-like of shape (n,)
         Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or graded labels).
+        For ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer grades,
+        used as grades (AP, precision@k and 0-1 keep the ``y > 0`` rule).
     qid : array-like of shape (n,), optional
         Query id of each row (rows of a query need not be consecutive); by default all rows form one
-        query. Queries without a relevant or without an irrelevant row are skipped.
+        query. Queries without a relevant or without an irrelevant row are skipped (graded NDCG:
+        queries whose grades are all equal).
     loss : str or QSLoss, default="ap"
         ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"`` or a QS loss object.
     oracle : str, default="auto"
         Loss-augmented inference (see :func:`ssvm.losses.supported_oracles`); every exact oracle
         gives the same value and gradient.
     **loss_params
-        ``k`` for ``"precision_at_k"``.
+        ``k`` for ``"precision_at_k"``; ``gain`` for ``"ndcg"``: ``"exponential"`` (2^r − 1,
+        default), ``"linear"`` (r) or ``"binary"`` ([r > 0]) — the graded hinge
+        ``Σ_t α_t H_t`` over the grade thresholds (docs/design.md §9); with 0/1 labels all three are
+        the binary NDCG hinge, bit for bit.
 
     Returns
     -------
@@ -153,7 +163,7 @@ def rank_hinge(scores, y, qid=None, loss="ap", oracle="auto", **loss_params):
     return evaluate_hinge(get_oracle(loss, oracle, **loss_params), scores, y, qid)
 
 
-def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction="positive"):
+def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction="positive", **loss_params):
     """Task loss of the ranking by score and Song et al.'s direct-loss gradient (ICML 2016, eqs. 2–3).
 
     With F(R) = s·Ψ(R), R_w = argmax_R F(R) (the ranking by score, ties by index) and
@@ -171,7 +181,10 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
         irrelevant row are skipped.
     loss : {"ap", "ndcg", "zero_one"}, default="ap"
         Task loss Δ. ``"ndcg"`` has no negative direction (its loss-diminished problem is not
-        QS-suitable and has no dynamic program here).
+        QS-suitable and has no dynamic program here). With grades and a graded ``gain`` (the
+        default for ``"ndcg"``), by linearity the positive gradient is
+        ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]`` over the grade thresholds (and the perceptron's
+        ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), the task loss the graded 1 − NDCG.
     epsilon : float, default=0.1
         ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
     direction : {"positive", "negative", "perceptron"}, default="positive"
@@ -179,6 +192,8 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
         QS for AP and NDCG). ``"negative"``: F − εΔ (towards better; the dynamic program of Song et
         al. for AP, a per-row rule for 0-1). ``"perceptron"``: the gradient Ψ(R_w) − Ψ(R*) of the
         perceptron loss F(R_w) − F(R*) (Song et al.'s "per-AP"; ``epsilon`` unused).
+    **loss_params
+        ``gain`` for ``"ndcg"`` (see :func:`rank_hinge`).
 
     Returns
     -------
@@ -206,15 +221,15 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     >>> direct_loss_gradient(scores, y, epsilon=1.0, direction="negative")[1].tolist()  # ... or last
     [0.0, 1.0, -1.0]
     """
-    return evaluate_direct(direct_loss_oracle(loss, epsilon, direction), scores, y, qid)
+    return evaluate_direct(direct_loss_oracle(loss, epsilon, direction, **loss_params), scores, y, qid)
 
 
-def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
+def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_params):
     """The :class:`~ssvm.losses.Oracle` whose answer per query is the direct-loss gradient.
 
     Parameters
     ----------
-    loss, epsilon, direction
+    loss, epsilon, direction, **loss_params
         As in :func:`direct_loss_gradient`.
 
     Returns
@@ -241,21 +256,25 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive"):
     eps = float(epsilon)
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    inner = get_oracle(loss) if direction == "positive" else None
-    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner}
-    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}")
+    augmented = get_oracle(loss, **loss_params)  # checks the parameters; graded NDCG for a graded gain
+    inner = augmented if direction == "positive" else None
+    gain = augmented.params["gain"] if augmented.graded else None
+    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner, "gain": gain}
+    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", graded=augmented.graded)
 
 
-def _output_by_score(scores, y, starts, ends, loss):
-    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query."""
+def _output_by_score(scores, y, starts, ends, loss, gain):
+    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query; graded NDCG: Σ_t α_t of them."""
     if loss == "zero_one":
         return labelled_by_score(scores, y, starts, ends)
+    if gain is not None:
+        return graded_ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss], gain)
     return ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss])
 
 
-def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner):
+def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner, gain):
     """The direct-loss :class:`Oracle`'s batch form (see :func:`direct_loss_oracle`)."""
-    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss)
+    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss, gain)
     if direction == "perceptron":
         return c_w, delta_w
     if direction == "positive":

@@ -1,4 +1,4 @@
-"""Training problems: the structured hinge over queries, in two halves (DESIGN.md §5).
+"""Training problems: the structured hinge over queries, in two halves (docs/design.md §5).
 
 - :class:`ScoreHinge` (score space): relevance, queries and an oracle; scores in, the mean hinge
   and its coefficients ``∂H/∂s`` out. Shared by the in-memory solver, network losses and dask blocks.

@@ -1,5 +1,5 @@
 """The products of a linear model with its rows: ``X w`` and ``Xᵀ c``, data read as they are
-stored (float32 or float64), sums in float64 (DESIGN.md §6).
+stored (float32 or float64), sums in float64 (docs/design.md §6).
 
 Compiled loops rather than BLAS, for three reasons:
 

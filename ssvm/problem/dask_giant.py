@@ -35,6 +35,7 @@ from numba import njit
 
 from ..losses._rank_kernels import Objective, best_rank
 from ..losses.classification import zero_one_oracle
+from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss
 from ..losses.registry import Oracle
 from ._giant_blocks import (
@@ -63,13 +64,16 @@ def giant_loss(oracle):
     Returns
     -------
     APLoss, NDCGLoss, "zero_one" or None
-        An exact oracle of AP or NDCG with the log2 discount (its loss object), the 0-1 oracle,
-        or None (another loss or a user's callable).
+        An exact oracle of AP or NDCG with the log2 discount (its loss object; the graded NDCG
+        oracle too, the targets being binary), the 0-1 oracle, or None (another loss or a user's
+        callable).
     """
     if not isinstance(oracle, Oracle):
         return None
     if oracle.single is zero_one_oracle:
         return "zero_one"
+    if oracle.single is graded_ndcg_oracle:  # one query of binary targets: graded NDCG is NDCG
+        return NDCGLoss()
     loss = oracle.params.get("loss")
     if type(loss) in (APLoss, NDCGLoss) and loss.kind in (KIND_AP, KIND_NDCG_LOG2):
         return loss

@@ -1,4 +1,4 @@
-"""The structured hinge over a dask array: one task per block of rows per round (DESIGN.md §6).
+"""The structured hinge over a dask array: one task per block of rows per round (docs/design.md §6).
 
 A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
 block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
@@ -297,7 +297,7 @@ class DaskStructuredHinge(Problem):
                               for yb, qb, b in zip(y.to_delayed(), qid.to_delayed(), blocks)])
         counts = np.array(dask.compute(*[dask.delayed(_counts)(m) for m in meta]))
         kept, total, no_pos, no_neg = counts.sum(axis=0)
-        check_informative(int(total), int(no_pos), int(no_neg), stacklevel=3)
+        check_informative(int(total), int(no_pos), int(no_neg))
         active = np.flatnonzero(counts[:, 0] > 0)
         self.n_queries = int(kept)
         self.n_skipped_queries = int(total - kept)

@@ -1,4 +1,4 @@
-"""The structured hinge in score space (DESIGN.md §5): relevance, queries and an oracle.
+"""The structured hinge in score space (docs/design.md §5): relevance, queries and an oracle.
 
 Given the scores ``s`` of every row, query ``q``'s structured hinge is ``H_q = delta_q + s_q @ c_q``
 where ``(c_q, delta_q)`` is its oracle's answer, and ``∂H_q/∂s_q = c_q``. :class:`ScoreHinge`

@@ -2,7 +2,8 @@
 
 Classification (no ``qid`` / ``group``): one query of all rows, one task for two classes and one
 per class (one-vs-rest) for more. Ranking: one task, relevance ``y > 0``, the queries that have a
-relevant and a non-relevant row. In memory each task builds its
+relevant and a non-relevant row; for an oracle that reads grades (graded NDCG) the target is the
+grades themselves and the queries those with two distinct grades. In memory each task builds its
 :class:`~ssvm.problem.StructuredHinge` in its own (joblib) worker from ``queries``; a dask ``X``
 brings its problems built (:mod:`ssvm.problem.dask_training`).
 """
@@ -13,6 +14,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._queries import check_relevance_grades, informative_queries, resolve_queries
+from ..losses.graded import check_grades
 
 __all__ = ["TrainingSet", "class_targets", "in_memory_training_set"]
 
@@ -22,7 +24,7 @@ class TrainingSet(NamedTuple):
 
     X: object  # the features as the problems read them (dask: re-chunked, persisted)
     classes: np.ndarray
-    targets: list  # binary relevance of every row, per task (numpy or dask)
+    targets: list  # binary relevance (or the grades, for a graded oracle) of every row, per task
     problems: list  # built problems (dask), or None per task: the task builds it from `queries`
     n_queries: int  # queries trained on
     n_skipped: int  # queries skipped (no relevant or no non-relevant row)
@@ -58,7 +60,7 @@ def class_targets(y):
     return classes, [index == j for j in labels]
 
 
-def in_memory_training_set(X, y, *, qid, group):
+def in_memory_training_set(X, y, *, qid, group, gain=None):
     """The training set of validated in-memory data.
 
     Parameters
@@ -68,6 +70,9 @@ def in_memory_training_set(X, y, *, qid, group):
         Class labels, or relevance grades (``y > 0`` relevant) with ``qid`` or ``group``.
     qid : array-like of shape (n_samples,) or None
     group : array-like of int or None
+    gain : str or None, default=None
+        The gain of an oracle that reads grades (:attr:`~ssvm.losses.Oracle.graded`): the target is
+        then the non-negative integer grades (:func:`~ssvm.losses.graded.check_grades`). None: binary.
 
     Returns
     -------
@@ -78,8 +83,11 @@ def in_memory_training_set(X, y, *, qid, group):
         classes, targets = class_targets(y)
         return TrainingSet(X, classes, targets, [None] * len(targets), 1, 0,
                            [np.arange(n_samples, dtype=np.int64)])
-    relevant = check_relevance_grades(y, n_samples) > 0
+    if gain is None:
+        target = check_relevance_grades(y, n_samples) > 0
+    else:
+        target = check_grades(y, n_samples, gain=gain)
     every_query = resolve_queries(n_samples, qid=qid, group=group)
-    queries = informative_queries(every_query, relevant)
-    return TrainingSet(X, np.array([0, 1]), [relevant], [None], len(queries),
+    queries = informative_queries(every_query, target)
+    return TrainingSet(X, np.array([0, 1]), [target], [None], len(queries),
                        len(every_query) - len(queries), queries)

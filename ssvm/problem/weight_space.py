@@ -1,4 +1,4 @@
-"""The structured hinge over queries in weight space, shared by every in-memory solver (DESIGN.md §1).
+"""The structured hinge over queries in weight space, shared by every in-memory solver (docs/design.md §1).
 
 For a weight vector ``w`` and queries ``q = 1..Q`` (index sets into the rows of ``X``):
 

@@ -1,4 +1,4 @@
-"""Solvers of ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` (DESIGN.md §1), one function each.
+"""Solvers of ``J(w) = ½‖w‖² + C·(1/Q) Σ_q H_q(w)`` (docs/design.md §1), one function each.
 
 Every solver has the signature
 ``solver(problem, C, tol, max_iter, w0=None, callback=None, *, ...)``, takes a

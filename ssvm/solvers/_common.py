@@ -30,8 +30,13 @@ class SolverResult:
     history : list of dict
         One record per evaluation of the full objective, with keys ``iteration``, ``primal``
         (best ``J`` so far), ``dual`` (best certified lower bound on ``min J``, or None), ``gap``
-        (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds`` and
-        ``matvec_seconds`` (cumulative, since the start), plus solver-specific keys.
+        (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds``,
+        ``matvec_seconds`` and ``fused_seconds`` (fused rounds: products and oracles together;
+        cumulative, since the start), plus solver-specific keys.
+    planes : Bundle or None
+        The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``) and its best point,
+        for a warm start at another ``C`` (:mod:`ssvm.solvers._warm`); None for the other
+        solvers.
     """
 
     w: np.ndarray
@@ -39,6 +44,7 @@ class SolverResult:
     objective: float
     converged: bool
     history: list = field(default_factory=list)
+    planes: object = None
 
 
 def check_args(problem, C, tol, max_iter, w0):
@@ -90,6 +96,7 @@ class Recorder:
         self._t0 = time.perf_counter()
         self._oracle0 = problem.oracle_seconds
         self._matvec0 = problem.matvec_seconds
+        self._fused0 = getattr(problem, "fused_seconds", 0.0)
 
     def record(self, iteration, primal, dual, **extra):
         """Append a record and return True if the callback asks to stop."""
@@ -101,6 +108,7 @@ class Recorder:
             "seconds": time.perf_counter() - self._t0,
             "oracle_seconds": self.problem.oracle_seconds - self._oracle0,
             "matvec_seconds": self.problem.matvec_seconds - self._matvec0,
+            "fused_seconds": getattr(self.problem, "fused_seconds", 0.0) - self._fused0,
         }
         rec.update(extra)
         self.history.append(rec)

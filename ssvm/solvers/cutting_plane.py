@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import Recorder, SolverResult, check_args, gap_small
+from ._warm import Bundle, check_bundle
 from .qp import CvxpyDualQP, solve_capped_simplex_qp
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,16 @@ class _Model:
         self.ws = _WorkingSet(capacity, n_features, zero=1e-8 * C)
         self.cvx = CvxpyDualQP(capacity, C) if qp == "cvxpy" else None
         self.qp_seconds = 0.0
+
+    def load(self, b, A):
+        """Put warm-start planes into the (empty) working set, with zero dual weight."""
+        for b_k, a_k in zip(b, A):
+            self.ws.add(float(b_k), a_k)
+
+    def planes(self):
+        """The working set's planes ``(b, A)`` (copies)."""
+        _, b, A = self.ws.views()
+        return b.copy(), A.copy()
 
     def add_and_solve(self, b, a):
         """Add the plane ``H(w) ≥ b + a·w`` and re-solve; return the model's minimiser and the
@@ -235,7 +246,7 @@ def _line_search(q1, q2, C, h0, g0, evaluate, *, t_max=1.0, rtol=_LS_RTOL,
 
 def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *, qp="auto",
                   capacity=100, prune_after=10, ocas=True, line_search=False, mu=_CUT_MU,
-                  random_state=None):
+                  random_state=None, planes=None):
     """Minimise ``J(w) = ½‖w‖² + C·H(w)`` with the 1-slack cutting-plane method.
 
     Each round adds the supporting plane of ``H`` at one point (one full oracle pass) to the
@@ -293,14 +304,26 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
         ``μ``; ``mu=1`` cuts at ``w_c``.
     random_state : None
         Unused (the method is deterministic); accepted for a uniform solver signature.
+    planes : Bundle or tuple (b, A), optional
+        Warm start: planes ``H(w) ≥ b_k + a_k·w`` valid for this ``problem`` (arrays of shapes
+        (K,) and (K, n_features)), loaded into the working set before the first round (the
+        newest ``capacity - 1`` of them if more). ``H`` does not depend on ``C``, so the result's
+        ``planes`` (a :class:`~ssvm.solvers._warm.Bundle`) of a solve at one ``C`` are valid for
+        every other ``C`` (the warm path over C of :class:`ssvm.RankSVMCV`). With ``w0=None``
+        the solve starts at the bundle's point, whose known ``H`` saves the first oracle pass
+        (without line search). The stopping rule is unchanged.
 
     Returns
     -------
     SolverResult
-        ``w`` is the evaluated point with the lowest ``J``. History records (one per round) carry,
-        besides the common keys, ``qp_seconds`` (cumulative), ``n_planes`` and ``oracle_passes``
-        (cumulative full oracle passes; more than the rounds with line search).
+        ``w`` is the evaluated point with the lowest ``J``; ``planes`` the final working set
+        and that point (a ``Bundle``). History records (one per round) carry, besides the common keys,
+        ``qp_seconds`` (cumulative), ``n_planes`` and ``oracle_passes`` (cumulative full oracle
+        passes; more than the rounds with line search).
     """
+    warm = None if planes is None else check_bundle(planes, problem.n_features, int(capacity) - 1)
+    if w0 is None and warm is not None and warm.w is not None:
+        w0 = warm.w
     C, tol, max_iter, w = check_args(problem, C, tol, max_iter, w0)
     if qp not in ("auto", "active_set", "cvxpy"):
         raise ValueError(f"qp must be 'auto', 'active_set' or 'cvxpy', got {qp!r}")
@@ -319,41 +342,49 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
     if not isinstance(mu, numbers.Real) or not 0 < mu <= 1:
         raise ValueError(f"mu must lie in (0, 1], got {mu!r}")
     model = _Model(problem.n_features, C, qp, int(capacity), int(prune_after))
+    known = None  # the start's (H, offset, g) when the bundle holds it: no oracle pass for it
+    if warm is not None:
+        if warm.w is not None and not line_search and np.array_equal(w, warm.w):
+            known = (warm.H, warm.b[-1], warm.A[-1])
+            model.load(warm.b[:-1], warm.A[:-1])  # the start's plane is the first cut
+        else:
+            model.load(warm.b, warm.A)
     rec = Recorder(problem, callback)
     if ocas:
-        it, best_J, best_dual, best_w, converged = _ocas_loop(
-            problem, C, tol, max_iter, w, model, rec, float(mu), bool(line_search))
+        it, best, best_dual, converged = _ocas_loop(
+            problem, C, tol, max_iter, w, model, rec, float(mu), bool(line_search), known)
     else:
-        it, best_J, best_dual, best_w, converged = _plain_loop(problem, C, tol, max_iter, w,
-                                                               model, rec)
+        it, best, best_dual, converged = _plain_loop(problem, C, tol, max_iter, w, model, rec,
+                                                     known)
     logger.info("cutting plane (%s): %d rounds, J=%.6g, gap=%.3g, converged=%s",
                 "plain" if not ocas else "OCAS" + (" + line search" if line_search else ""),
-                it, best_J, best_J - best_dual, converged)
-    return SolverResult(w=best_w, n_iter=it, objective=best_J, converged=converged,
-                        history=rec.history)
+                it, best.J, best.J - best_dual, converged)
+    b, A = model.planes()
+    bundle = Bundle(np.append(b, best.offset), np.vstack([A, best.g]), best.w, best.H)
+    return SolverResult(w=best.w, n_iter=it, objective=best.J, converged=converged,
+                        history=rec.history, planes=bundle)
 
 
-def _plain_loop(problem, C, tol, max_iter, w, model, rec):
+def _plain_loop(problem, C, tol, max_iter, w, model, rec, known=None):
     """Joachims et al.: the next plane at the model's minimiser."""
-    best_J, best_w, best_dual = np.inf, w, 0.0  # alpha = 0 gives the dual value 0 <= min J
+    best, best_dual = None, 0.0  # alpha = 0 gives the dual value 0 <= min J
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        H, offset, g = problem.plane(w)
-        J = 0.5 * float(w @ w) + C * H
-        if J < best_J:
-            best_J, best_w = J, w
-        w, dual = model.add_and_solve(offset, g)
+        point = _Point(problem, C, w, known=known if it == 1 else None)
+        if best is None or point.J < best.J:
+            best = point
+        w, dual = model.add_and_solve(point.offset, point.g)
         best_dual = max(best_dual, dual)
-        stop = rec.record(it, best_J, best_dual, qp_seconds=model.qp_seconds,
-                          n_planes=model.ws.size, oracle_passes=it)
-        if gap_small(best_J, best_dual, tol):
+        stop = rec.record(it, best.J, best_dual, qp_seconds=model.qp_seconds,
+                          n_planes=model.ws.size, oracle_passes=it - (known is not None))
+        if gap_small(best.J, best_dual, tol):
             converged = True
             break
         if stop:
             break
         model.prune()
-    return it, best_J, best_dual, best_w, converged
+    return it, best, best_dual, converged
 
 
 class _Point:
@@ -361,12 +392,15 @@ class _Point:
 
     With ``s`` (the stacked scores, for the line search) the plane comes from
     `StructuredHinge.hinge_at_scores` and the point keeps ``s`` and the score-space ``c``, and
-    ``g`` is computed when asked for; without, from ``problem.plane(w)`` (any :class:`Problem`).
+    ``g`` is computed when asked for; with ``known`` = ``(H, offset, g)`` (a warm start's point)
+    no oracle runs; otherwise it comes from ``problem.plane(w)`` (any :class:`Problem`).
     """
 
-    def __init__(self, problem, C, w, s=None):
+    def __init__(self, problem, C, w, s=None, known=None):
         self.w, self.s, self._problem = w, s, problem
-        if s is None:
+        if known is not None:
+            self.H, self.offset, self._g = known
+        elif s is None:
             self.H, self.offset, self._g = problem.plane(w)
         else:
             self.H, self.c, self.offset = problem.hinge_at_scores(s)
@@ -380,12 +414,12 @@ class _Point:
         return self._g
 
 
-def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
+def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search, known=None):
     """OCAS: (line search from) the best point towards the model's minimiser, cut near it."""
-    cut = _Point(problem, C, w, problem.stacked_scores(w) if line_search else None)
+    cut = _Point(problem, C, w, problem.stacked_scores(w) if line_search else None, known)
     best = cut
     best_dual = 0.0
-    passes = 1
+    passes = int(known is None)
     converged = False
     it = 0
     mu_t = mu
@@ -430,4 +464,4 @@ def _ocas_loop(problem, C, tol, max_iter, w, model, rec, mu, line_search):
         w = start.w + tau * d
         cut = _Point(problem, C, w, start.s + tau * ds if line_search else None)
         passes += 1
-    return it, best.J, best_dual, best.w, converged
+    return it, best, best_dual, converged

@@ -140,9 +140,43 @@ def test_mq2007_style_lines_crlf_and_bom(tmp_path):
 def test_zero_based(tmp_path):
     path = write(tmp_path, "1 0:1 2:3\n")
     with pytest.raises(ValueError, match=r"data\.txt, line 1: .*index 0 .*zero_based=True"):
-        load_letor(path)
-    X, _, _ = load_letor(path, zero_based=True)
-    np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
+        load_letor(path, zero_based=False)
+    for zero_based in (True, "auto"):
+        X, _, _ = load_letor(path, zero_based=zero_based)
+        np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
+    with pytest.raises(ValueError, match=r"zero_based must be True, False or 'auto'"):
+        load_letor(path, zero_based="yes")
+
+
+def test_zero_based_auto_reads_sklearn_dumps_and_svmrank_files_alike(tmp_path):
+    rng = np.random.default_rng(0)
+    dense = np.round(rng.normal(size=(6, 4)), 3) * (rng.random((6, 4)) < 0.6)
+    dense[2, 0] = 1.5  # feature 0 is used: the 0-based file has an index 0
+    labels, qid = rng.integers(0, 3, 6).astype(float), np.repeat([3, 1], 3)
+    for zero_based in (True, False):
+        path = tmp_path / f"dump_{zero_based}.txt"
+        dump_svmlight_file(dense, labels, str(path), zero_based=zero_based, query_id=qid)
+        X, relevance, got_qid = load_letor(path)  # zero_based="auto"
+        np.testing.assert_array_equal(X.toarray(), dense)
+        np.testing.assert_array_equal(got_qid, qid)
+    path = write(tmp_path, "1 qid:1 4:2\n0 qid:1 1:1\n")  # 1-based, no index 0: column 3 is index 4
+    np.testing.assert_array_equal(load_letor(path)[0].toarray(), [[0, 0, 0, 2], [1, 0, 0, 0]])
+    with pytest.raises(ValueError, match=r"line 1: feature index 4 is beyond n_features=3"):
+        load_letor(path, n_features=3)
+    with pytest.raises(ValueError, match=r"line 1: feature index -1 in token '-1:2' is negative"):
+        load_letor(write(tmp_path, "1 -1:2\n"))
+
+
+def test_scattered_query_rows_form_one_query_as_in_ranksvm(tmp_path):
+    from ssvm._queries import queries_from_qid
+
+    path = write(tmp_path, "1 qid:5 1:1\n0 qid:2 1:2\n0 qid:5 1:3\n1 qid:2 1:4\n0 qid:5 1:5\n")
+    X, relevance, qid = load_letor(path)
+    np.testing.assert_array_equal(qid, [5, 2, 5, 2, 5])
+    queries = queries_from_qid(qid, qid.size)  # the rule RankSVM.fit applies
+    assert [q.tolist() for q in queries] == [[0, 2, 4], [1, 3]]
+    with pytest.raises(ValueError, match=r"line 3: qid:5 reappears .*line 1.*\.query file"):
+        load_letor(path, write(tmp_path, "1\n1\n1\n1\n1\n", "q.txt"))
 
 
 @pytest.mark.parametrize(
@@ -158,14 +192,13 @@ def test_zero_based(tmp_path):
         ("1 1:inf\n", 1, r"not finite"),
         ("1 a:1\n", 1, r"bad feature index in token 'a:1'"),
         ("1 1.5:1\n", 1, r"bad feature index"),
-        ("1 -2:1\n", 1, r"out of range"),
+        ("1 -2:1\n", 1, r"negative"),
         ("1 2:1 2:3\n", 1, r"feature index 2 appears more than once"),
         ("1 qid:x 1:1\n", 1, r"query id 'qid:x' is not an integer"),
         ("1 qid:-1 1:1\n", 1, r"negative"),
         ("1 1:1 qid:2\n", 1, r"must come right after the label"),
         ("1 qid:1 1:1\n0 1:1\n", 2, r"no 'qid:' but earlier rows do"),
         ("1 1:1\n0 qid:1 1:1\n", 2, r"has 'qid:' but earlier rows do not"),
-        ("1 qid:1 1:1\n0 qid:2 1:1\n0 qid:1 1:1\n", 3, r"qid:1 reappears .*line 1"),
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path, text, line, message):

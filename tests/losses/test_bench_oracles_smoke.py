@@ -24,4 +24,7 @@ def test_bench_oracles_quick(tmp_path):
     assert "Batched" in proc.stdout
     assert {(r["loss"], r["oracle"]) for r in data["batched"]} == {("ap", "qs"), ("ndcg", "qs"), ("zero_one", "auto")}
     assert all(r["ms"] > 0 and r["loop_ms"] > 0 for r in data["batched"])
+    assert "Public entry" in proc.stdout and "np.sort:" in proc.stdout  # names numpy's sort on this CPU
+    assert [r["regime"] for r in data["public_entry"]] == ["interleaved", "trained"]
+    assert all(r["QS AP ms"] > 0 and r["Chakrabarti / QS"] > 0 for r in data["public_entry"])
     assert [p.name for p in (tmp_path / "plots").iterdir()] == ["oracle_times.png"]

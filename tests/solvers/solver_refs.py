@@ -1,6 +1,6 @@
 """Slow, obviously-correct references for the problem and solver tests (not a test module).
 
-- ``zero_one_oracle``: the 0-1 (binary SVM) hinge, straight from DESIGN.md §1.
+- ``zero_one_oracle``: the 0-1 (binary SVM) hinge, straight from docs/design.md §1.
 - ``brute_ap_oracle``: AP loss-augmented inference by enumerating every ranking (n ≤ 7).
 - ``ap_constraints``: every (Δ, Ψ(R) − Ψ(R*)) of a query, built from explicit pairwise feature
   differences — for the full primal QP solved directly with cvxpy.
@@ -70,7 +70,7 @@ def brute_ap_oracle(scores, y):
 
 
 def ap_constraints(Xq, y):
-    """All (Δ(R), Ψ(R) − Ψ(R*)) of a query, Ψ as the explicit pairwise sum of DESIGN.md §1."""
+    """All (Δ(R), Ψ(R) − Ψ(R*)) of a query, Ψ as the explicit pairwise sum of docs/design.md §1."""
     P, N = np.flatnonzero(y), np.flatnonzero(~y)
     diff = Xq[P][:, None, :] - Xq[N][None, :, :]  # ψ(x) − ψ(y)
     scale = 1.0 / (P.size * N.size)

@@ -1,0 +1,142 @@
+"""The floor of a training round (DESIGN.md §11), measured: shared by bench_training and bench_oracles.
+
+* :func:`round_rows`: one cutting-plane round (``StructuredHinge.plane``) fused and two-pass against
+  ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads;
+* :func:`oracle_row_rows`: oracle ns per row, many small queries (``Oracle.batch``) against one query
+  of 10^6 rows;
+* :func:`simd_sort`: which SIMD sort numpy's ``np.sort`` runs on this CPU.
+"""
+
+import time
+
+import numba
+import numpy as np
+
+ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
+ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
+
+
+def simd_sort():
+    """numpy's sort on this CPU, as ``np.show_runtime()`` reports the SIMD extensions."""
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+
+    found = [name for name in ("X86_V4", "AVX512_SKX", "X86_V3", "AVX2", "ASIMD", "SVE") if features.get(name)]
+    if features.get("AVX512_SKX") or features.get("X86_V4"):
+        kind = "x86-simd-sort, AVX-512"
+    elif features.get("AVX2"):
+        kind = "x86-simd-sort, AVX2 (AVX-512 not found)"
+    elif features.get("ASIMD") or features.get("SVE"):
+        kind = "Highway vqsort (ARM)"
+    else:
+        kind = "none: numpy's scalar introsort (the slow non-SIMD sort)"
+    return f"numpy {np.__version__} np.sort: {kind}; SIMD found: {', '.join(found) or 'none'}"
+
+
+def median_seconds(fn, repeats, clock=time.perf_counter):
+    """Median time of ``fn()`` over ``repeats`` calls, after one untimed call: wall time, or with
+    ``clock=time.thread_time`` the calling thread's CPU time (one-thread work on a shared machine)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    return float(np.median(times))
+
+
+def ranking_queries(n, query_size, frac_pos, d, dtype, rng):
+    """``X`` (n x d, ``dtype``), relevance (positives shifted by 0.3) and queries of ``query_size``
+    rows, those without a positive or a negative dropped."""
+    X = rng.standard_normal((n, d), dtype=np.float32 if dtype == np.float32 else np.float64)
+    y = rng.random(n) < frac_pos
+    X[y] += 0.3
+    starts = np.arange(0, n, query_size)
+    queries = [np.arange(a, min(a + query_size, n)) for a in starts]
+    return X, y, [q for q in queries if y[q].any() and not y[q].all()]
+
+
+def round_rows(sizes, d, repeats, rng, query_size=1000, frac_pos=0.05, threads=(1, 2)):
+    """Rows ``(N, dtype, threads, X@w ms, fused ms, ratio, two-pass ms, ratio, target)`` for AP."""
+    rows = []
+    before = numba.get_num_threads()
+    try:
+        for n in sizes:
+            for dtype in (np.float64, np.float32):
+                rows += _round_cells(ranking_queries(n, query_size, frac_pos, d, dtype, rng), rng, repeats, threads)
+    finally:
+        numba.set_num_threads(before)
+    return rows
+
+
+def _round_cells(data, rng, repeats, threads):
+    """The cells of :func:`round_rows` for one ``(X, y, queries)`` (freed on return)."""
+    from ssvm.losses import get_oracle
+    from ssvm.problem import StructuredHinge
+    from ssvm.problem._products import scores
+
+    X, y, queries = data
+    fused = StructuredHinge(X, y, queries, get_oracle("ap"))
+    plain = StructuredHinge(X, y, queries, get_oracle("ap"), fused=False)
+    w = rng.normal(size=X.shape[1]) * 0.1
+    rows = []
+    for n_threads in threads:
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+        t_xw = median_seconds(lambda: scores(X, w), repeats)
+        t_fused = median_seconds(lambda: fused.plane(w), repeats)
+        t_plain = median_seconds(lambda: plain.plane(w), repeats)
+        rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "threads": n_threads,
+                     "X@w ms": 1e3 * t_xw, "fused round ms": 1e3 * t_fused, "fused / X@w": t_fused / t_xw,
+                     "two-pass round ms": 1e3 * t_plain, "two-pass / X@w": t_plain / t_xw,
+                     "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})
+    return rows
+
+
+def _stack(sizes, frac_pos, rng):
+    ends = np.cumsum(sizes).astype(np.int64)
+    starts = ends - sizes
+    y = rng.random(int(ends[-1])) < frac_pos
+    y[starts], y[ends - 1] = True, False
+    return rng.normal(size=y.size) + 0.5 * y, y, starts, ends
+
+
+def oracle_row_rows(n_queries, big_n, repeats, rng, frac_pos=0.05, k=10):
+    """ns per row of ``Oracle.batch`` (CPU time of the calling thread): ``n_queries`` queries of
+    100-1000 rows against one query of ``big_n`` rows, per loss, 5% positives in both."""
+    from ssvm.losses import get_oracle
+
+    small = _stack(rng.integers(100, 1001, n_queries), frac_pos, rng)
+    big = _stack(np.array([big_n]), frac_pos, rng)
+    rows = []
+    for loss in ("ap", "ndcg", "precision_at_k", "zero_one"):
+        oracle = get_oracle(loss, **({"k": k} if loss == "precision_at_k" else {}))
+        ns = [1e9 * median_seconds(lambda s=s: oracle.batch(*s), repeats, time.thread_time) / s[0].size  # noqa: B023
+              for s in (small, big)]
+        rows.append({"loss": loss, f"{n_queries} queries of 100-1000 rows, ns/row": ns[0],
+                     f"1 query of {big_n:.0e} rows, ns/row": ns[1], "ratio": ns[0] / ns[1],
+                     "target": f"<= {ORACLE_TARGET:g}", "met": bool(ns[0] / ns[1] <= ORACLE_TARGET)})
+    return rows
+
+
+def public_entry_rows(n_pos, n_neg, repeats, rng):
+    """At ``P``, ``N``, integer labels, through ``loss_augmented_inference``: QS (AP) against np.sort
+    of the negatives, and QS (NDCG) against Chakrabarti et al.'s sort-and-scan, per score regime
+    (medians of the calling thread's CPU time)."""
+    from ssvm.losses import loss_augmented_inference
+
+    rows = []
+    for regime, (mu_pos, mu_neg) in {"interleaved": (1.0, 0.0), "trained": (2.0, -2.0)}.items():
+        s = np.concatenate([rng.normal(mu_pos, 1.0, n_pos), rng.normal(mu_neg, 1.0, n_neg)])
+        y = np.zeros(s.size, dtype=np.int64)
+        y[:n_pos] = 1
+        perm = rng.permutation(s.size)
+        s, y = s[perm], y[perm]
+        neg = s[y == 0]
+        clock = time.thread_time  # one-thread calls on a shared machine: the thread's CPU time
+        t_sort = median_seconds(lambda: np.sort(neg), repeats, clock)  # noqa: B023
+        t_ap = median_seconds(lambda: loss_augmented_inference(s, y, "ap", "qs"), repeats, clock)  # noqa: B023
+        t_ndcg = median_seconds(lambda: loss_augmented_inference(s, y, "ndcg", "qs"), repeats, clock)  # noqa: B023
+        t_ch = median_seconds(lambda: loss_augmented_inference(s, y, "ndcg", "chakrabarti"), 1, clock)  # noqa: B023
+        rows.append({"regime": regime, "np.sort(neg) ms": 1e3 * t_sort, "QS AP ms": 1e3 * t_ap,
+                     "AP / sort": t_ap / t_sort, "sort target": "<= 1", "QS NDCG ms": 1e3 * t_ndcg,
+                     "Chakrabarti ms": 1e3 * t_ch, "Chakrabarti / QS": t_ch / t_ndcg, "NDCG target": ">= 100"})
+    return rows

@@ -1,0 +1,236 @@
+"""Why the latent AP-SVM and the latent 0-1 SVM differ on weakly supervised detection (issue 23).
+
+Per class, each *variant* of a latent detector is trained on image labels only and reported by its
+mean 2-fold validation detection AP on the training images (the figure a choice may use), its test
+detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the windows it
+imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
+``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``mean``: each image's mean window;
+``whole``: the whole-image model; ``zero_one``: the weights of the latent 0-1 SVM with all windows
+of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
+``tol`` (CCCP's relative tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take
+``/``-separated grids, chosen per class by the validation detection AP. Every variant uses the
+same windows (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the
+table isolates the formulation and training choices. ``--figure PNG`` draws, for a few training
+positives per class, the ground-truth boxes and the window each of the first three variants
+imputes.
+
+Uses the window and feature cache of ``train_latent_detection.py`` (``--out``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import emit, format_table, make_parser, setup
+from _detection import evaluate_scores
+from _detection_data import add_window_options, bags, check_window_options, prepare, trainable_classes
+from _detection_models import Setting, _folds, _warnings_as_log, window_detections
+
+logger = logging.getLogger("scripts")
+
+DEFAULT_VARIANTS = "ap:all,zero_one:all,ap:best,zero_one:best"
+
+
+def parse_variant(text, args):
+    """``LOSS:NEGATIVES[:key=value...]`` as a dict (C defaults to the loss's ``--C`` value)."""
+    parts = text.split(":")
+    if len(parts) < 2 or parts[0] not in ("ap", "zero_one") or parts[1] not in ("all", "best"):
+        raise SystemExit(f"bad variant {text!r}: LOSS:NEGATIVES[:key=value...] with LOSS ap or zero_one, "
+                         "NEGATIVES all or best")
+    spec = {"name": text, "loss": parts[0], "negatives": parts[1], "init": "mean",
+            "C": args.C_zero_one if parts[0] == "zero_one" else args.C, "steps": args.max_cccp_iter,
+            "tol": 1e-3, "area": args.min_window_area}
+    for item in parts[2:]:
+        key, _, value = item.partition("=")
+        if key not in ("C", "init", "steps", "tol", "area"):
+            raise SystemExit(f"bad variant {text!r}: unknown key {key!r}")
+        spec[key] = value if key == "init" else float(value) if key == "tol" else \
+            [float(v) for v in value.split("/")] if key in ("C", "area") else int(value)
+    spec["C"], spec["area"] = np.atleast_1d(spec["C"]).tolist(), np.atleast_1d(spec["area"]).tolist()
+    if spec["init"] not in ("mean", "whole", "zero_one"):
+        raise SystemExit(f"bad variant {text!r}: init must be mean, whole or zero_one")
+    return spec
+
+
+def fit_variant(spec, split, setting, images, y, args):
+    """One latent model of ``spec`` with ``setting`` (its C and minimum window area) on ``images``."""
+    from ssvm import LatentRankSVM
+
+    X, offsets = bags(split, setting, images)
+    if (spec["loss"], spec["init"], spec["tol"]) == ("zero_one", "mean", 1e-3) and \
+            (setting.C, spec["steps"]) == (args.C_zero_one, args.max_cccp_iter):
+        return _zero_one(X, offsets, y, spec["negatives"], images, setting, args)  # shared with init
+    init = "mean"
+    if spec["init"] == "whole":
+        init = _fit_whole(spec, split, setting, images, y, args).coef_
+    elif spec["init"] == "zero_one":
+        init = _zero_one(X, offsets, y, "all", images, setting, args).coef_
+    model = LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], init=init,
+                          max_cccp_iter=spec["steps"], cccp_tol=spec["tol"], random_state=args.seed)
+    with _warnings_as_log():
+        model.fit(X, y, offsets=offsets)
+    return model
+
+
+_ZERO_ONE = {}
+
+
+def _zero_one(X, offsets, y, negatives, images, setting, args):
+    """The latent 0-1 SVM (``--C-zero-one``) of these images, fitted once and remembered."""
+    from ssvm import LatentRankSVM
+
+    key = (tuple(images.tolist()), np.asarray(y, dtype=bool).tobytes(), setting.min_area, negatives)
+    if key not in _ZERO_ONE:
+        model = LatentRankSVM(loss="zero_one", C=args.C_zero_one, negatives=negatives,
+                              max_cccp_iter=args.max_cccp_iter, random_state=args.seed)
+        with _warnings_as_log():
+            _ZERO_ONE[key] = model.fit(X, y, offsets=offsets)
+    return _ZERO_ONE[key]
+
+
+def _fit_whole(spec, split, setting, images, y, args):
+    from ssvm import LatentRankSVM
+
+    X, offsets = bags(split, setting, images, whole=True)
+    with _warnings_as_log():
+        return LatentRankSVM(loss=spec["loss"], C=setting.C, random_state=args.seed).fit(X, y, offsets=offsets)
+
+
+def corloc(name, model, split, setting, images, y):
+    """Training CorLoc of a fitted model (its best window per positive image hits a box) and the
+    median relative area of those windows; also the best window per image (store rows)."""
+    from ssvm.detection import iou
+
+    dets = window_detections(model.coef_, model.intercept_, split, setting, images)
+    gt_boxes, gt_difficult = split.dataset.class_boxes(name)
+    hits, areas, best = [], [], {}
+    for j, i in enumerate(images):
+        box = dets[j][0][:1]
+        best[int(i)] = box[0]
+        gt = gt_boxes[i][~gt_difficult[i]]
+        if y[j] and len(gt):
+            hits.append(iou(box, gt).max() >= 0.5)
+            w, h = split.store.boxes[split.store.offsets[i], [2, 3]]
+            areas.append((box[0, 2] - box[0, 0] + 1) * (box[0, 3] - box[0, 1] + 1) / ((w + 1) * (h + 1)))
+    return float(np.mean(hits)), float(np.median(areas)), best
+
+
+def run_class(name, keep, train, test, variants, args):
+    """Every variant of one class: validation AP, test AP, CorLoc, CCCP record."""
+    images = np.flatnonzero(keep)
+    y = train.dataset.image_labels(name)[images]
+    rows, boxes = [], {}
+    for spec in variants:
+        tic = time.perf_counter()
+        points = [Setting(C, 0.0, a) for a in spec["area"] for C in spec["C"]]
+        scores = {}
+        for point in points if args.cv_folds > 1 else []:
+            val = []
+            for fit_part, val_part in _folds(y, args):
+                model = fit_variant(spec, train, point, images[fit_part], y[fit_part], args)
+                dets = window_detections(model.coef_, model.intercept_, train, point, images[val_part])
+                val.append(evaluate_scores(dets, train.dataset, name, images[val_part])[0])
+            scores[point] = float(np.mean(val))
+            logger.info("%s %s %s: validation AP %.3f", name, spec["name"], point.label(), scores[point])
+        setting = max(scores, key=scores.get) if scores else points[0]
+        model = fit_variant(spec, train, setting, images, y, args)
+        test_ap = evaluate_scores(window_detections(model.coef_, model.intercept_, test, setting),
+                                  test.dataset, name)[0]
+        hit, area, boxes[spec["name"]] = corloc(name, model, train, setting, images, y)
+        rows.append({"class": name, "variant": spec["name"], "C": setting.C, "area": setting.min_area,
+                     "val AP": scores.get(setting, float("nan")), "test AP": test_ap,
+                     "CorLoc": hit, "window": area, "steps": model.n_iter_, "J0": model.history_[0],
+                     "J": model.history_[-1], "J path": [round(j, 4) for j in model.history_],
+                     "changed": [s["n_changed"] for s in model.steps_],
+                     "seconds": time.perf_counter() - tic})
+        logger.info("%s %s %s: val %.3f test %.3f CorLoc %.3f, %d steps, J %s, changed %s, %.0fs", name,
+                    spec["name"], setting.label(), rows[-1]["val AP"], test_ap, hit, model.n_iter_,
+                    rows[-1]["J path"], rows[-1]["changed"], rows[-1]["seconds"])
+    return rows, boxes
+
+
+def figure(path, train, classes, boxes, names, per_class=3):
+    """A grid of training positives with their boxes (green) and the windows the first three
+    variants impute (red, blue, orange)."""
+    from _common import pyplot
+    from PIL import Image
+
+    plt = pyplot()
+    fig, axes = plt.subplots(len(classes), per_class, figsize=(2.2 * per_class, 1.8 * len(classes)))
+    axes = np.atleast_2d(axes)
+    for r, name in enumerate(classes):
+        gt_boxes, _ = train.dataset.class_boxes(name)
+        positives = [i for i in sorted(boxes[name][names[0]]) if len(gt_boxes[i])][:per_class]
+        for c in range(per_class):
+            ax = axes[r, c]
+            ax.axis("off")
+            if c >= len(positives):
+                continue
+            i = positives[c]
+            image = Image.open(train.dataset.image_paths[i]).convert("RGB")
+            scale = 160 / max(image.size)
+            ax.imshow(image.resize((max(1, int(image.width * scale)), max(1, int(image.height * scale)))))
+            for box, colour in [(b, "lime") for b in gt_boxes[i]] + [
+                    (boxes[name][n][i], colour) for n, colour in zip(names, ("red", "blue", "orange"))]:
+                x1, y1, x2, y2 = np.asarray(box, dtype=float) * scale
+                ax.add_patch(plt.Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, color=colour, lw=1.2))
+            if c == 0:
+                ax.set_title(name, fontsize=7, loc="left")
+    fig.suptitle("green: box; " + "; ".join(f"{c}: {n}" for c, n in zip(("red", "blue", "orange"), names)),
+                 fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=72)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = make_parser(__doc__)
+    add_window_options(parser)
+    parser.add_argument("--variants", default=DEFAULT_VARIANTS, help=f"comma-separated (default {DEFAULT_VARIANTS})")
+    parser.add_argument("--C", type=float, default=1000.0, help="default C of the ap variants (1000)")
+    parser.add_argument("--C-zero-one", type=float, default=10000.0, help="default C of the zero_one variants (1e4)")
+    parser.add_argument("--min-window-area", type=float, default=0.0, help="one value (default 0)")
+    parser.add_argument("--cv-folds", type=int, default=2, help="validation folds (0: no validation AP)")
+    parser.add_argument("--max-cccp-iter", type=int, default=8)
+    parser.add_argument("--figure", metavar="PNG", help="imputed windows of the first three variants")
+    args = setup(parser, argv)
+    check_window_options(parser, args)
+    if args.quick:
+        args.max_cccp_iter = min(args.max_cccp_iter, 3)
+    variants = [parse_variant(v, args) for v in args.variants.split(",")]
+    with tempfile.TemporaryDirectory(prefix="latent-diagnosis-") as scratch:
+        work = Path(args.out) if args.out else Path(scratch)
+        train, test = prepare(args, work, {})
+        classes = trainable_classes(args, train.dataset, test.dataset)
+        rows, boxes = [], {}
+        for name, keep in classes.items():
+            class_rows, boxes[name] = run_class(name, keep, train, test, variants, args)
+            rows += class_rows
+        if args.figure:
+            figure(args.figure, train, list(classes), boxes, [v["name"] for v in variants])
+    means = []
+    for spec in variants:
+        sub = [r for r in rows if r["variant"] == spec["name"]]
+        means.append({"class": "mean", "variant": spec["name"],
+                      **{k: float(np.mean([r[k] for r in sub])) for k in ("val AP", "test AP", "CorLoc", "window",
+                                                                         "steps", "seconds")}})
+    columns = ["class", "variant", "C", "area", "val AP", "test AP", "CorLoc", "window", "steps", "J0", "J",
+               "seconds"]
+    tables = [format_table(rows + means, columns, floatfmt=".3f",
+                           title=f"Latent detectors on {args.data} ({args.features}, min window area "
+                                 f"{args.min_window_area:g}): {args.cv_folds}-fold validation detection AP "
+                                 "on the training images, test detection AP, training CorLoc, median "
+                                 "imputed area, CCCP steps and J")]
+    emit(args, tables, {"rows": rows, "means": means, "variants": variants})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""``ssvm train``, ``ssvm predict`` and ``ssvm eval``: the SVM^light family's command line.
+
+Users of SVM^rank, SVM^map, SVM^perf or RankLib train from files::
+
+    ssvm train -c 1 --loss ap train.dat model.json    # svmlight / LETOR file → model file (JSON data)
+    ssvm predict test.dat model.json predictions      # one score per line, in the file's row order
+    ssvm eval test.dat predictions                    # per-query mean AP, NDCG, NDCG@k, P@k
+
+Files are read by :func:`ssvm.datasets.load_letor` (``qid:``, ``#`` comments, sparse, 1- or
+0-based indices detected; rows with the same ``qid`` form one query wherever they are). Models
+are written and read by :func:`ssvm.save_model` / :func:`ssvm.load_model`; the training file's
+index base is kept in the model file so that a test file is read the same way. Bad input gives
+one line on stderr and exit status 1 (``-v`` adds the traceback). The docs: "Command line".
+"""
+
+import logging
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
+
+FILE_COMMANDS = ("train", "predict", "eval")
+_TRANSFORMS = ("none", "quantile", "standard")
+logger = logging.getLogger(__name__)
+
+
+def add_file_commands(sub):
+    """Add ``train``, ``predict`` and ``eval`` to the ``ssvm`` command's subparsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``ssvm`` parser.
+    """
+    train = sub.add_parser("train", help="train a RankSVM on an svmlight / LETOR file and write a model file",
+                           description="ssvm train [options] TRAIN MODEL: RankSVM on an svmlight / LETOR file "
+                           "(qid: rows, or one query of all rows); the model file is JSON data.")
+    train.add_argument("train", metavar="TRAIN", help="training file (label [qid:Q] index:value ... [# comment])")
+    train.add_argument("model", metavar="MODEL", help="model file to write")
+    train.add_argument("-c", dest="C", type=float, default=1.0, help="RankSVM's C (default 1.0)")
+    # names are checked by RankSVM itself (one line naming the accepted ones), so that the
+    # parser, and ssvm --version, need not import the estimators
+    train.add_argument("--loss", default="ap", help="task loss: ap (default), ndcg, precision_at_k, zero_one")
+    train.add_argument("--oracle", default="auto", help="loss-augmented inference (default auto: the fastest)")
+    train.add_argument("--solver", default="cutting_plane",
+                       help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
+    train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
+    train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
+    train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k (default 10)")
+    train.add_argument("--gain", default="exponential",
+                       help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
+    train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
+    train.add_argument("--seed", type=int, default=None, help="seed of the stochastic solvers")
+    train.add_argument("--transform", choices=_TRANSFORMS, default="none",
+                       help="feature transform before the model: quantile (QuantileTransformer to a normal, "
+                       "recommended for heavy-tailed LETOR features), standard (StandardScaler) or none")
+    predict = sub.add_parser("predict", help="score a file's rows with a model file",
+                             description="ssvm predict TEST MODEL PREDICTIONS: one score per line, in the "
+                             "file's row order (several per line for a one-vs-rest model).")
+    predict.add_argument("test", metavar="TEST", help="file to score")
+    predict.add_argument("model", metavar="MODEL", help="model file written by ssvm train or ssvm.save_model")
+    predict.add_argument("predictions", metavar="PREDICTIONS", help="file to write the scores to")
+    evaluate = sub.add_parser("eval", help="per-query mean AP, NDCG, NDCG@k and P@k of a predictions file",
+                              description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores "
+                              "in PREDICTIONS and print the mean of each measure over the queries.")
+    evaluate.add_argument("test", metavar="TEST", help="file with the relevance labels and qid:")
+    evaluate.add_argument("predictions", metavar="PREDICTIONS", help="one score per line, in TEST's row order")
+    evaluate.add_argument("-k", type=int, action="append", default=None,
+                          help="cut-off of NDCG@k and P@k (repeat for several; default 1, 5, 10)")
+    for parser in (train, predict):
+        parser.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
+                            help="feature indices start at 0 (default auto: 0-based if an index 0 occurs, "
+                            "and predict reads the test file as the model's training file was read)")
+    for parser in (train, predict, evaluate):
+        parser.add_argument("-v", "--verbose", action="count", default=0,
+                            help="progress (-v: solver summary and info logging; -vv: every iteration); "
+                            "with an error, its traceback")
+
+
+def run_file_command(args):
+    """Run a parsed ``train`` / ``predict`` / ``eval`` command.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As parsed by the parser :func:`add_file_commands` extended.
+
+    Returns
+    -------
+    int
+        Exit status: 0, or 1 after one line on stderr for bad input (a missing or malformed
+        file, a test file with more features than the model, an unreadable model).
+    """
+    if args.verbose:
+        logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
+    command = {"train": _train, "predict": _predict, "eval": _eval}[args.command]
+    try:
+        return command(args)
+    except (OSError, ValueError) as exc:
+        if args.verbose:
+            traceback.print_exc(file=sys.stderr)
+        message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
+        sys.stderr.write(f"ssvm {args.command}: error: {str(message).splitlines()[0]}\n")
+        return 1
+
+
+def _zero_based(option, model_choice=None):
+    if option == "auto" and model_choice is not None:
+        return model_choice
+    return {"auto": "auto", "yes": True, "no": False}[option]
+
+
+def _train(args):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import QuantileTransformer, StandardScaler
+
+    from ssvm.datasets.letor import _read_letor
+    from ssvm.estimators import RankSVM
+    from ssvm.model_files import save_model
+
+    X, relevance, qid, zero_based = _read_letor(args.train, None, None, _zero_based(args.zero_based))
+    model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, gain=args.gain,
+                    tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
+                    verbose=min(args.verbose, 2))
+    if args.transform != "none":
+        transform = (QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, X.shape[0]))
+                     if args.transform == "quantile" else StandardScaler())
+        model = make_pipeline(transform, model)
+        X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
+    # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
+    model.fit(X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
+    save_model(model, args.model, metadata={"command": "ssvm train", "train_file": Path(args.train).name,
+                                            "zero_based": bool(zero_based)})
+    logger.info("%s: %d rows, %d queries, %d features → %s", args.train, X.shape[0], np.unique(qid).size,
+                X.shape[1], args.model)
+    return 0
+
+
+def _predict(args):
+    from ssvm.datasets.letor import _read_letor
+    from ssvm.model_files import load_model
+
+    model, metadata = load_model(args.model, with_metadata=True)
+    ranker = model[-1] if hasattr(model, "steps") else model
+    if type(ranker).__name__ != "RankSVM":
+        raise ValueError(f"{args.model} holds a {type(ranker).__name__}; ssvm predict scores rows with a RankSVM "
+                         "(use the Python API for the others)")
+    X, _, _, _ = _read_letor(args.test, None, ranker.n_features_in_,
+                             _zero_based(args.zero_based, metadata.get("zero_based")))
+    scores = model.decision_function(X.toarray() if hasattr(model, "steps") else X)
+    lines = [" ".join(map(repr, row)) for row in scores.tolist()] if scores.ndim == 2 else map(repr, scores.tolist())
+    Path(args.predictions).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    logger.info("%s: %d scores → %s", args.test, X.shape[0], args.predictions)
+    return 0
+
+
+def _read_predictions(path, n_rows):
+    scores = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            token = line.strip()
+            if not token:
+                continue  # blank lines (a trailing one) are not scores
+            try:
+                value = float(token)
+            except ValueError:
+                raise ValueError(f"{path}, line {lineno}: score {token!r} is not a number "
+                                 "(one score per line)") from None
+            if not np.isfinite(value):
+                raise ValueError(f"{path}, line {lineno}: score {token!r} is not finite")
+            scores.append(value)
+    if len(scores) != n_rows:
+        raise ValueError(f"{path} has {len(scores)} scores but the test file has {n_rows} rows")
+    return np.asarray(scores)
+
+
+def _eval(args):
+    import warnings
+
+    from sklearn.exceptions import UndefinedMetricWarning
+
+    from ssvm.datasets.letor import _read_letor
+    from ssvm.metrics import query_scores
+
+    _, relevance, qid, _ = _read_letor(args.test, None, None, "auto")  # labels and qid: any index base
+    scores = _read_predictions(args.predictions, relevance.shape[0])
+    cutoffs = sorted(set(args.k or [1, 5, 10]))
+    if any(k < 1 for k in cutoffs):
+        raise ValueError(f"-k must be at least 1, got {min(cutoffs)}")
+    graded = np.unique(relevance).size > 2 and relevance.min() >= 0
+    measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg"})]
+    measures += [(f"NDCG@{k}", {"loss": "ndcg", "k": k}) for k in cutoffs]
+    measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
+    if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
+        measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gains": "exponential"})]
+        measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gains": "exponential", "k": k})
+                     for k in cutoffs]
+    n_queries = np.unique(qid).size
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # no query counts: NaN, said below
+        for name, options in measures:
+            values = query_scores(relevance, scores, qid=qid, **options)
+            rows.append((name, float(np.mean(values)) if values.size else float("nan"), values.size))
+    width = max(len(name) for name, _, _ in rows)
+    out = [f"{args.test}: {relevance.shape[0]} rows, {n_queries} queries; the mean over the queries that count "
+           "(binary measures: a relevant and a non-relevant row, y > 0 relevant)"]
+    out += [f"{name:<{width}}  {value:.4f}  ({count} queries)" for name, value, count in rows]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0

@@ -1,0 +1,237 @@
+"""RankSVMCV: the same choice and validation scores as a routed GridSearchCV, the warm path's
+certified optima, its bad input, and its scikit-learn plumbing."""
+
+import doctest
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from joblib import parallel_config
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import GridSearchCV, GroupKFold, GroupShuffleSplit, KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from ssvm import RankSVM, RankSVMCV
+from ssvm._cv_path import fold_path, query_labels
+from ssvm._queries import informative_queries, resolve_queries
+from ssvm.datasets import load_letor_sample
+from ssvm.losses import get_oracle
+from ssvm.metrics import mean_average_precision, mean_ndcg
+from ssvm.problem import StructuredHinge
+from ssvm.solvers import cutting_plane
+
+TIGHT = 1e-5  # a tight certified gap, so that warm and cold fits land on (nearly) the same w
+
+
+@pytest.fixture(scope="module")
+def letor():
+    X, y, qid = load_letor_sample()
+    keep = np.isin(qid, np.unique(qid)[:90])  # a part of the sample keeps the tests quick
+    return X[keep], y[keep], qid[keep]
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_picks_what_a_routed_grid_search_picks(letor, loss):
+    X, y, qid = letor
+    Cs = [3.0, 0.01, 0.3, 0.1]  # unsorted on purpose: results keep the given order
+    search = RankSVMCV(Cs=Cs, cv=3, loss=loss, tol=TIGHT).fit(X, y, qid=qid)
+    # the default score is the trained measure: NDCG with the trained (exponential) gain
+    gains = {"gains": "exponential"} if loss == "ndcg" else {}
+    with sklearn.config_context(enable_metadata_routing=True):
+        scoring = make_scorer(mean_ndcg, response_method="decision_function",
+                              **gains).set_score_request(qid=True) if gains else None
+        grid = GridSearchCV(RankSVM(loss=loss, tol=TIGHT), {"C": Cs}, cv=GroupKFold(3),
+                            scoring=scoring).fit(X, y, qid=qid, groups=qid)
+    assert search.C_ == grid.best_params_["C"]
+    assert search.best_index_ == grid.best_index_
+    # the two fits of a fold and C are both within TIGHT of min J; the measure, a step function
+    # of w, can still move by a swap or two of a 30-query fold
+    for k in range(3):
+        np.testing.assert_allclose(search.cv_results_[f"split{k}_test_score"],
+                                   grid.cv_results_[f"split{k}_test_score"], atol=1e-2)
+    np.testing.assert_array_equal(search.cv_results_["rank_test_score"],
+                                  grid.cv_results_["rank_test_score"])
+    assert set(search.cv_results_) == set(grid.cv_results_)
+    assert search.cv_results_["params"] == grid.cv_results_["params"]
+    np.testing.assert_array_equal(search.cv_results_["param_C"], grid.cv_results_["param_C"])
+    assert search.best_score_ == pytest.approx(grid.best_score_, abs=2e-3)
+    np.testing.assert_allclose(search.coef_, grid.best_estimator_.coef_, atol=1e-8)
+    assert search.score(X, y, qid=qid) == grid.best_estimator_.score(X, y, qid=qid, **gains)
+
+
+def test_one_vs_rest_shares_one_C_as_grid_search_does():
+    X, y = make_classification(150, 6, n_informative=4, n_classes=3, random_state=0)
+    Cs = [0.1, 1.0, 10.0]
+    search = RankSVMCV(Cs=Cs, cv=3, tol=TIGHT).fit(X, y)
+    grid = GridSearchCV(RankSVM(tol=TIGHT), {"C": Cs}, cv=3).fit(X, y)  # StratifiedKFold(3)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+                               grid.cv_results_["mean_test_score"], atol=2e-3)
+    assert search.C_ == grid.best_params_["C"]
+    assert search.coef_.shape == (3, 6)
+    np.testing.assert_array_equal(search.predict(X), grid.predict(X))
+
+
+def test_warm_path_reaches_every_certified_optimum(letor):
+    X, y, qid = letor
+    relevant = y > 0
+    queries = informative_queries(resolve_queries(X.shape[0], qid=qid), relevant, warn=False)
+    problem = StructuredHinge(X, relevant, queries, get_oracle("ap", "auto"))
+    tol = 1e-4
+    w, planes, warm_rounds, cold_rounds = None, None, 0, 0
+    rng = np.random.default_rng(0)
+    for C in np.logspace(-2, 2, 5):
+        cold = cutting_plane(problem, C, tol=tol)
+        warm = cutting_plane(problem, C, tol=tol, w0=w, planes=planes)
+        assert cold.converged and warm.converged
+        # both certified: each within tol of min J, so of each other
+        assert abs(warm.objective - cold.objective) <= tol * max(warm.objective, cold.objective)
+        assert warm.objective == pytest.approx(problem.objective(warm.w, C))
+        # the bundle's point is the returned w, its H is H(w) and its last plane is tight there
+        b, A = warm.planes.b, warm.planes.A
+        np.testing.assert_array_equal(warm.planes.w, warm.w)
+        assert warm.planes.H == pytest.approx(problem.hinge_value(warm.w), rel=1e-12, abs=1e-15)
+        assert b[-1] + A[-1] @ warm.w == pytest.approx(warm.planes.H, rel=1e-9, abs=1e-12)
+        # every carried plane is a lower bound of H, wherever it is evaluated
+        for point in [warm.w, cold.w, rng.normal(size=problem.n_features)]:
+            assert np.all(b + A @ point <= problem.hinge_value(point) + 1e-9)
+        w, planes = warm.w, warm.planes
+        warm_rounds += warm.n_iter
+        cold_rounds += cold.n_iter
+    assert warm_rounds < cold_rounds
+
+
+def test_warm_planes_alone_certify_a_solved_C(letor):
+    """Re-solving the same C from its own planes and w stops after the first round."""
+    X, y, qid = letor
+    relevant = y > 0
+    queries = informative_queries(resolve_queries(X.shape[0], qid=qid), relevant, warn=False)
+    problem = StructuredHinge(X, relevant, queries, get_oracle("ap", "auto"))
+    for ocas in (True, False):
+        first = cutting_plane(problem, 1.0, tol=1e-3, ocas=ocas)
+        again = cutting_plane(problem, 1.0, tol=1e-3, planes=first.planes, ocas=ocas)
+        assert again.n_iter == 1 and again.converged
+        assert again.history[-1]["oracle_passes"] == 0  # the bundle's point needs no oracle
+        assert again.objective == pytest.approx(first.objective, rel=1e-12)
+        # (b, A) alone: the same planes, the start evaluated by the oracles
+        plain = cutting_plane(problem, 1.0, tol=1e-3, ocas=ocas, w0=first.w,
+                              planes=(first.planes.b, first.planes.A))
+        assert plain.n_iter == 1 and plain.history[-1]["oracle_passes"] == 1
+
+
+def test_group_equals_qid_and_n_jobs_changes_nothing(letor):
+    X, y, qid = letor
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    group = np.unique(qid, return_counts=True)[1]
+    a = RankSVMCV(Cs=[0.1, 1.0], cv=3).fit(X, y, qid=qid)
+    with parallel_config(backend="threading"):  # no worker start-up in the test
+        b = RankSVMCV(Cs=[0.1, 1.0], cv=3, n_jobs=2).fit(X, y, group=group)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_any_group_splitter_and_scorer(letor):
+    X, y, qid = letor
+    seen = []
+
+    def scorer(estimator, X, y, qid=None):
+        seen.append(qid)
+        return mean_average_precision(y, estimator.decision_function(X), qid=qid)
+
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=GroupShuffleSplit(2, test_size=0.3, random_state=0),
+                       scoring=scorer).fit(X, y, qid=qid)
+    assert search.n_splits_ == 2 and all(q is not None for q in seen)
+    default = RankSVMCV(Cs=[0.1, 1.0], cv=GroupShuffleSplit(2, test_size=0.3, random_state=0))
+    np.testing.assert_allclose(default.fit(X, y, qid=qid).scores_, search.scores_)
+    accuracy = RankSVMCV(Cs=[0.1, 1.0], cv=2, scoring="accuracy").fit(X, y > 0, qid=qid)
+    assert np.all((accuracy.scores_ >= 0) & (accuracy.scores_ <= 1))
+
+
+@pytest.mark.parametrize("Cs, match", [
+    ([], "non-empty"), (0, "Cs"), ([1.0, 0.0], "positive"), ([1.0, -2.0], "positive"),
+    ([1.0, np.nan], "positive"), ([1.0, np.inf], "positive"), ([[1.0, 2.0]], "1-D"),
+    (["a"], "list of positive numbers"),
+])
+def test_bad_Cs(letor, Cs, match):
+    X, y, qid = letor
+    with pytest.raises(ValueError, match=match):
+        RankSVMCV(Cs=Cs).fit(X, y, qid=qid)
+
+
+def test_bad_folds(letor):
+    X, y, qid = letor
+    with pytest.raises(ValueError, match="splits .* query"):
+        RankSVMCV(Cs=[1.0], cv=KFold(3)).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="cv=1000 folds need at least 1000 queries"):
+        RankSVMCV(Cs=[1.0], cv=1000).fit(X, y, qid=qid)
+    Xc, yc = make_classification(40, 4, random_state=0)
+    with pytest.raises(ValueError, match="cv=30 stratified folds"):
+        RankSVMCV(Cs=[1.0], cv=30).fit(Xc, yc)
+    with pytest.raises(ValueError, match="planes"):
+        problem = StructuredHinge(Xc, yc == 1, [np.arange(40)], get_oracle("ap", "auto"))
+        cutting_plane(problem, 1.0, planes=(np.zeros(2), np.zeros((2, 5))))
+
+
+def test_clone_params_and_refit_false(letor):
+    X, y, qid = letor
+    search = RankSVMCV(Cs=[0.5, 2.0], cv=2, loss="ndcg", tol=1e-2, refit=False)
+    params = clone(search).get_params()
+    assert params["Cs"] == [0.5, 2.0] and params["loss"] == "ndcg" and params["refit"] is False
+    assert set(params) >= {"oracle", "solver", "k", "tol", "max_iter", "random_state",
+                           "verbose", "solver_params", "n_jobs", "cv", "scoring"}
+    search.fit(X, y, qid=qid)
+    assert search.C_ in (0.5, 2.0) and not hasattr(search, "best_estimator_")
+    with pytest.raises(ValueError, match="refit=False"):
+        search.predict(X)
+    with pytest.raises(ValueError, match="solver"):
+        RankSVMCV(solver="newton").fit(X, y, qid=qid)  # RankSVM's parameter validation
+
+
+def test_default_grid_and_verbose(letor, capsys):
+    X, y, qid = letor
+    search = RankSVMCV(Cs=3, cv=2, max_iter=10, verbose=1).fit(X, y, qid=qid)
+    np.testing.assert_allclose(search.Cs_, np.logspace(-4, 4, 3))
+    assert search.scores_.shape == search.n_iter_.shape == (2, 3)
+    out = capsys.readouterr().out
+    assert "RankSVMCV fold 1: C=1e+04" in out and "C_=" in out
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks([RankSVMCV(Cs=[0.1, 1.0], cv=2, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_docstring_example_runs():
+    import ssvm.model_selection
+
+    result = doctest.testmod(ssvm.model_selection)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])  # ndcg: graded (exponential gain)
+def test_fold_path_objectives_are_the_cold_fits(letor, loss):
+    X, y, qid = letor
+    tol, Cs = 1e-4, np.array([0.01, 0.3, 3.0])
+    search = RankSVMCV(Cs=list(Cs), loss=loss, tol=tol)
+    oracle = search._ranksvm(1.0)._make_oracle()
+    groups = query_labels(resolve_queries(X.shape[0], qid=qid), X.shape[0])
+    train, test = next(GroupKFold(3).split(X, y, qid))
+    out = fold_path(X, y, groups, train, test, Cs, classes=np.array([0, 1]),
+                    make_model=search._ranksvm, oracle=oracle,
+                    gain="exponential" if loss == "ndcg" else None, zero_one=loss == "zero_one",
+                    solver="cutting_plane", tol=tol, max_iter=None, seeds=[0], solver_params={},
+                    scorer=None, score_params={}, verbose=0, fold=0)
+    for C, objective in zip(Cs, out["objective"][:, 0]):
+        cold = RankSVM(loss=loss, C=C, tol=tol).fit(X[train], y[train], qid=qid[train])
+        assert abs(objective - cold.objective_) <= tol * max(objective, cold.objective_)

@@ -1,0 +1,253 @@
+"""Model files (ssvm.save_model / ssvm.load_model): round trips, and a one-line refusal of everything else."""
+
+import json
+import pickle
+import re
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, QuantileTransformer, StandardScaler
+
+import ssvm
+from ssvm import LabelRankSVM, LatentRankSVM, RankSVM, load_model, save_model
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_breast_cancer(return_X_y=True)
+    return X[::3] / X.max(axis=0), y[::3]
+
+
+@pytest.fixture(scope="module")
+def ranker(data):
+    X, y = data
+    qid = np.arange(X.shape[0]) % 7
+    return RankSVM(loss="ndcg", C=3.0, max_iter=30).fit(X, y, qid=qid)
+
+
+def _round_trip(model, tmp_path, **kwargs):
+    path = tmp_path / "model.json"
+    save_model(model, path, **kwargs)
+    return load_model(path), path
+
+
+@pytest.mark.parametrize("transform", [None, StandardScaler(), StandardScaler(with_mean=False, with_std=False),
+                                       QuantileTransformer(n_quantiles=30, output_distribution="normal"),
+                                       MinMaxScaler(feature_range=(-1, 2)), MaxAbsScaler()])
+def test_rank_svm_and_pipelines_predict_exactly_as_saved(data, tmp_path, transform):
+    X, y = data
+    model = RankSVM(C=2.0, max_iter=20) if transform is None else make_pipeline(transform, RankSVM(max_iter=20))
+    model.fit(X, y)
+    loaded, _ = _round_trip(model, tmp_path)
+    assert type(loaded) is type(model)
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.get_params(deep=True).keys() == model.get_params(deep=True).keys()
+
+
+def test_ranking_model_keeps_its_queries_flag_classes_and_parameters(ranker, data, tmp_path):
+    X, y = data
+    loaded, path = _round_trip(ranker, tmp_path, metadata={"note": "x", "zero_based": False})
+    assert loaded.get_params() == ranker.get_params()
+    np.testing.assert_array_equal(loaded.classes_, ranker.classes_)
+    assert loaded._fitted_on_queries and loaded.n_queries_ == ranker.n_queries_
+    assert loaded.score(X, y, qid=np.arange(X.shape[0]) % 7) == ranker.score(X, y, qid=np.arange(X.shape[0]) % 7)
+    assert load_model(path, with_metadata=True)[1] == {"note": "x", "zero_based": False}
+    document = json.loads(path.read_text())
+    assert document["format"] == "ssvm-model" and document["version"] == 1
+
+
+def test_one_vs_rest_with_string_classes(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.array(["cat", "dog", "eel"])[rng.integers(0, 3, 60)]
+    model = RankSVM(max_iter=10).fit(X, y)
+    loaded, _ = _round_trip(model, tmp_path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+@pytest.mark.parametrize("k", ["relevant", 2])
+def test_label_rank_svm_round_trip(tmp_path, k):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 4))
+    Y = (X @ rng.normal(size=(4, 5)) + rng.normal(size=(50, 5)) > 0).astype(int)
+    model = LabelRankSVM(n_core=2, k=k, max_iter=15).fit(X, Y)
+    loaded, _ = _round_trip(model, tmp_path)
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_scalar_weight_must_be_finite(tmp_path):
+    rng = np.random.default_rng(3)
+    bags = [rng.normal(size=(3, 2)) for _ in range(6)]
+    model = LatentRankSVM(max_cccp_iter=1, max_iter=10).fit(bags, np.arange(6) % 2)
+    path = tmp_path / "latent.json"
+    save_model(model, path)
+    text = re.sub(r'"intercept_":[^,]*,', '"intercept_":1e999,', path.read_text())
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"intercept_ must be a finite float, got inf"):
+        load_model(path)
+
+
+def test_latent_rank_svm_round_trip(tmp_path):
+    rng = np.random.default_rng(2)
+    bags = [rng.normal(size=(rng.integers(2, 5), 3)) for _ in range(12)]
+    y = np.array([0, 1] * 6)
+    for bag, label in zip(bags, y):
+        bag[0, 0] += 3 * label
+    model = LatentRankSVM(C=1.0, max_cccp_iter=2, max_iter=20, checkpoint=tmp_path / "cccp.npz").fit(bags, y)
+    loaded, _ = _round_trip(model, tmp_path)
+    np.testing.assert_array_equal(loaded.decision_function(bags), model.decision_function(bags))
+    np.testing.assert_array_equal(loaded.predict(bags), model.predict(bags))
+    assert loaded.checkpoint == str(tmp_path / "cccp.npz")
+
+
+def test_rank_svm_cv_is_saved_as_its_refitted_rank_svm(data, tmp_path):
+    from ssvm import RankSVMCV
+
+    X, y = data
+    qid = np.arange(X.shape[0]) % 6
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=2, max_iter=20).fit(X, y, qid=qid)
+    loaded, _ = _round_trip(search, tmp_path)
+    assert type(loaded) is RankSVM and loaded.C == search.C_
+    np.testing.assert_array_equal(loaded.decision_function(X), search.decision_function(X))
+    with pytest.raises(ValueError, match="refit=True first"):
+        save_model(RankSVMCV(Cs=[1.0], cv=2, refit=False, max_iter=5).fit(X, y, qid=qid), tmp_path / "m.json")
+
+
+def test_saving_refuses_what_is_not_data(data, tmp_path):
+    X, y = data
+    with pytest.raises(ValueError, match="needs a fitted RankSVM"):
+        save_model(RankSVM(), tmp_path / "m.json")
+    with pytest.raises(ValueError, match=r"saves RankSVM.*got sklearn.svm._classes.LinearSVC"):
+        from sklearn.svm import LinearSVC
+        save_model(LinearSVC().fit(X, y), tmp_path / "m.json")
+    model = RankSVM(random_state=np.random.RandomState(0), max_iter=5).fit(X, y)
+    with pytest.raises(ValueError, match="parameter random_state of RankSVM is a RandomState"):
+        save_model(model, tmp_path / "m.json")
+    with pytest.raises(ValueError, match="metadata must map strings"):
+        save_model(RankSVM(max_iter=5).fit(X, y), tmp_path / "m.json", metadata={"x": object()})
+
+
+class _Payload:
+    """Unpickling this creates a file: the proof that a loader ran the payload."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (str(self.target), "w"))
+
+
+def test_a_pickle_payload_is_refused_and_never_runs(ranker, tmp_path):
+    target = tmp_path / "payload_ran"
+    for name, blob in [("model.pkl", pickle.dumps(_Payload(target))),
+                       ("model.json", pickle.dumps({"model": _Payload(target)}, protocol=0))]:
+        path = tmp_path / name
+        path.write_bytes(blob)
+        with pytest.raises(ValueError, match=rf"{name}: not a valid ssvm model file: ") as info:
+            load_model(path)
+        assert "\n" not in str(info.value)
+        assert not target.exists()
+    pickle.loads(pickle.dumps(_Payload(target))).close()  # sanity: unpickling it does create the file
+    assert target.exists()
+
+
+def _corrupt(ranker, tmp_path, edit):
+    path = tmp_path / "model.json"
+    save_model(ranker, path)
+    document = json.loads(path.read_text())
+    edit(document)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _set(*keys, value):
+    def edit(document):
+        node = document
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_set("format", value="other"), "'format' is 'other'"),
+    (_set("version", value=2), "format version 2 is newer than this ssvm reads"),
+    (_set("version", value="1"), "'version' is '1', not a positive integer"),
+    (_set("extra", value=1), r"unknown top-level fields \['extra'\]"),
+    (_set("model", "class", value="os.system"), "class 'os.system' is not one of"),
+    (_set("model", "params", "C", value=-1), "The 'C' parameter of RankSVM must be"),
+    (_set("model", "params", "loss", value="hinge"), "The 'loss' parameter of RankSVM must be"),
+    (_set("model", "params", "evil", value=1), r"has no parameter\(s\) \['evil'\]"),
+    (_set("model", "attributes", "coef_", "shape", value=[1, 5]), r"data does not hold 5 values"),
+    (_set("model", "attributes", "n_features_in_", value=31), "30 features where the other fields have 31"),
+    (_set("model", "attributes", "coef_", "dtype", value="object"), "dtype 'object' is not one of"),
+    (_set("model", "attributes", "coef_", "data", value=["1"] * 30), "values are not all of dtype float64"),
+    (_set("model", "attributes", "coef_", value=[1.0, 2.0]), r"coef_ must be an array \{dtype, shape, data\}"),
+    (_set("model", "attributes", "intercept_", "data", value=[float("inf")]), "holds Infinity"),
+    (_set("model", "attributes", "classes_", "data", value=[0, 0]), "classes_ holds repeated values"),
+    (_set("model", "attributes", "classes_", "shape", value=[3]), "data does not hold 3 values"),
+    (_set("model", "attributes", "n_iter_", value=True), "n_iter_ must be a non-negative int"),
+    (_set("model", "attributes", "_fitted_on_queries", value=1), "_fitted_on_queries must be a bool"),
+    (lambda d: d["model"]["attributes"].pop("coef_"), r"attributes missing \['coef_'\]"),
+    (_set("model", "attributes", "__class__", value=None), r"unexpected \['__class__'\]"),
+])
+def test_every_field_is_checked(ranker, tmp_path, edit, message):
+    path = _corrupt(ranker, tmp_path, edit)
+    with pytest.raises(ValueError, match=message) as info:
+        load_model(path)
+    assert str(info.value).startswith(f"{path}: not a valid ssvm model file: ") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "ssvm-model", "coef": NaN}', "holds NaN; model values must be finite"),
+    ("\x00\x01garbage", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+])
+def test_nan_tokens_and_garbage_are_refused(tmp_path, text, message):
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_model(path)
+
+
+@pytest.mark.parametrize("token, message", [("NaN", "holds NaN; model values must be finite"),
+                                            ("-Infinity", "holds -Infinity"),
+                                            ("1e999", r"coef_ holds NaN or infinite values")])
+def test_nan_and_infinite_weights_are_refused(ranker, tmp_path, token, message):
+    path = tmp_path / "model.json"
+    save_model(ranker, path)
+    text, n = re.subn(r'("coef_":\{"dtype":"float64","shape":\[1,\d+\],"data":\[)[^,]*', rf"\g<1>{token}",
+                      path.read_text())
+    assert n == 1
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_model(path)
+
+
+def test_pipeline_and_label_ranking_relations_are_checked(data, tmp_path):
+    X, y = data
+    model = make_pipeline(QuantileTransformer(n_quantiles=20), RankSVM(max_iter=5)).fit(X, y)
+    path = tmp_path / "p.json"
+    save_model(model, path)
+    document = json.loads(path.read_text())
+    quantiles = document["model"]["steps"][0][1]["attributes"]["quantiles_"]
+    first, quantiles["data"][0] = quantiles["data"][0], 10.0  # no longer non-decreasing down column 0
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="quantiles_ must be non-decreasing"):
+        load_model(path)
+    quantiles["data"][0] = first
+    document["model"]["steps"].reverse()
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="transformers ending in an ssvm estimator"):
+        load_model(path)
+
+
+def test_public_names_and_missing_file(tmp_path):
+    assert ssvm.save_model is save_model and ssvm.load_model is load_model
+    with pytest.raises(FileNotFoundError):
+        load_model(tmp_path / "none.json")
