@@ -3,7 +3,8 @@
 Every script takes ``--quick`` (the smoke-test size, seconds), ``--json PATH`` (results as JSON),
 ``--plot DIR`` (PNG figures; matplotlib imported only then, and checked before any work) and
 ``--seed``, prints its tables to stdout and logs to stderr. Table rendering (:func:`format_table`) and pyplot come from
-:mod:`ssvm._experiments`, shared with ``ssvm demo``.
+the helper modules beside it (``_tables``, ``_plots``; the models and their selection in ``_models``,
+oracle timing in ``_oracle_timing``): the experiments' own code, out of the package.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-from ssvm._experiments.plots import matplotlib_missing, pyplot
-from ssvm._experiments.tables import format_table
+from _plots import matplotlib_missing, pyplot
+from _tables import format_table
 
 __all__ = [
     "emit",
@@ -29,6 +29,8 @@ __all__ = [
     "pyplot",
     "setup",
     "synthetic_ranking",
+    "sample_song",
+    "flip_labels",
 ]
 
 logger = logging.getLogger("scripts")
@@ -78,7 +80,8 @@ def setup(parser, argv=None):
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
-    logging.getLogger("ssvm._experiments").setLevel(logging.INFO)
+    for name in ("_models", "_oracle_timing"):
+        logging.getLogger(name).setLevel(logging.INFO)
     if args.verbose:
         logging.getLogger("ssvm").setLevel(logging.INFO)
     if args.plot:
@@ -184,3 +187,59 @@ def synthetic_ranking(n_samples, n_features, n_positives, rng, separation=1.0):
     X = rng.standard_normal((n_samples, n_features))
     X[y] += direction
     return X, y
+
+
+def sample_song(n, rng, *, dim=10, sigma=10.0, pos_above=1200.0, neg_below=1000.0):
+    """Draw points until ``n`` are kept; label them by their squared norm.
+
+    Parameters
+    ----------
+    n : int
+        Number of points kept.
+    rng : numpy.random.Generator
+    dim : int, default=10
+    sigma : float, default=10.0
+        Standard deviation of every coordinate.
+    pos_above, neg_below : float
+        Squared-norm thresholds; points in between are dropped.
+
+    Returns
+    -------
+    X : ndarray, shape (n, dim)
+    y : ndarray of int, 1 positive / 0 negative
+    """
+    if n < 1 or neg_below > pos_above:
+        raise ValueError(f"need n >= 1 and neg_below <= pos_above, got {n}, {neg_below}, {pos_above}")
+    kept = []
+    count = 0
+    while count < n:
+        batch = sigma * rng.standard_normal((2 * n, dim))
+        sq = np.einsum("ij,ij->i", batch, batch)
+        batch = batch[(sq > pos_above) | (sq < neg_below)]
+        kept.append(batch)
+        count += len(batch)
+    X = np.concatenate(kept)[:n]
+    y = (np.einsum("ij,ij->i", X, X) > pos_above).astype(int)
+    return X, y
+
+
+def flip_labels(y, rate, rng):
+    """Flip exactly ``round(rate * len(y))`` labels chosen at random (0/1 labels).
+
+    Parameters
+    ----------
+    y : ndarray of int (0/1)
+    rate : float in [0, 1]
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray
+        A copy with the flips applied.
+    """
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"noise rate must be in [0, 1], got {rate}")
+    y = np.array(y, copy=True)
+    flip = rng.choice(len(y), size=int(round(rate * len(y))), replace=False)
+    y[flip] = 1 - y[flip]
+    return y

@@ -1,4 +1,4 @@
-"""The floor of a training round (DESIGN.md §11), measured: shared by bench_training and bench_oracles.
+"""The floor of a training round (docs/design.md §11), measured: shared by bench_training and bench_oracles.
 
 * :func:`round_rows`: one cutting-plane round (``StructuredHinge.plane``) fused and two-pass against
   ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads;

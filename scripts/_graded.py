@@ -76,8 +76,8 @@ METRICS = ("NDCG", "NDCG@10", "AP")
 
 def graded_metrics(grades, scores, qid):
     """Exponential-gain NDCG (full list), NDCG@10 and mean AP (``r > 0`` relevant) per query, in %."""
-    return {"NDCG": 100 * mean_ndcg(grades, scores, qid=qid, gains="exponential"),
-            "NDCG@10": 100 * mean_ndcg(grades, scores, qid=qid, gains="exponential", k=10),
+    return {"NDCG": 100 * mean_ndcg(grades, scores, qid=qid, gain="exponential"),
+            "NDCG@10": 100 * mean_ndcg(grades, scores, qid=qid, gain="exponential", k=10),
             "AP": 100 * mean_average_precision(grades > 0, scores, qid=qid)}
 
 

@@ -125,7 +125,7 @@ def train_run(method, fit, val, seed, *, lr, epsilon, epochs, batch_queries):
             scores = net(val[0])[:, 0].numpy()
         if not np.all(np.isfinite(scores)):
             break
-        value = mean_ndcg(val[1].numpy(), scores, qid=val[2], gains="exponential")
+        value = mean_ndcg(val[1].numpy(), scores, qid=val[2], gain="exponential")
         if value > best[0]:
             best = (value, epoch, {k: v.clone() for k, v in net.state_dict().items()})
     if best[2] is not None:

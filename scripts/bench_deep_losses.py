@@ -4,9 +4,13 @@ For batches of 10^3 .. 10^6 scores (10% positives, at random), as one query and 
 rows: the median time of ``loss(scores, target, qid).backward()`` for every loss of :mod:`ssvm.nn`
 (and binary cross-entropy for reference), next to the median time of ``torch.sort`` of the same
 scores, timed alternately in the same run. Then an MLP step (136 -> 256 -> 256 -> 1, Adam) on a
-batch of 65,536 with each loss, and the loss's share of it. Targets: ``RankHingeLoss("ap")`` at most
+batch of 65,536 with each loss, and the loss's share of it. Then graded relevance (grades 0-4, LETOR-like
+frequencies 50/30/12/6/2%): the graded NDCG hinge (``RankHingeLoss("ndcg", gain="exponential")``, one
+sort per query and one walk per grade level) against the binary NDCG hinge on the same scores
+(``gain="binary"``, relevance grade > 0), timed alternately. Targets: ``RankHingeLoss("ap")`` at most
 2x torch.sort at 10^6 scores, ``DirectRankLoss`` positive at most 3x, the loss at most 10% of the
-MLP step. Last, where the time of the 10^6-score losses goes (cProfile, one query).
+MLP step, the graded hinge at most 3x the binary one at 10^6 scores. Last, where the time of the
+10^6-score losses goes (cProfile, one query).
 
 ``DirectRankLoss`` negative runs the O(PN) dynamic program: it is timed only where P·N per query is
 at most 10^8. PyTorch and numpy's BLAS run single-threaded (``--threads``), as the oracles do; on a shared machine
@@ -27,10 +31,14 @@ import torch
 from _common import format_table, logger
 from _deep import limit_threads, make_loss, mlp
 
+from ssvm.nn import RankHingeLoss
+
 LOSSES = ("hinge-AP", "hinge-NDCG", "hinge-01", "pos-AP", "neg-AP", "pos-NDCG", "pos-01", "x-ent")
 QUERY_SIZE = 100  # rows per query in the "many queries" layout
 MAX_DP_CELLS = 10 ** 8
 TARGETS = (("hinge-AP", 2.0), ("pos-AP", 3.0))
+GRADE_FREQUENCIES = (0.5, 0.3, 0.12, 0.06, 0.02)  # grades 0..4, as in LETOR sets
+GRADED_TARGET = 3.0  # graded hinge / binary hinge at the largest size
 
 
 def batch(n, layout, rng):
@@ -71,21 +79,40 @@ def loss_call(loss, scores, target, qid):
     return run
 
 
+def size_layouts(sizes):
+    """(n, layout) of every timed batch: one query, and queries of QUERY_SIZE rows when n is larger."""
+    return [(n, layout) for n in sizes for layout in ("one query", f"queries of {QUERY_SIZE}")
+            if layout == "one query" or n > QUERY_SIZE]
+
+
 def sweep(sizes, rng, repeats):
     rows = []
-    for n in sizes:
-        for layout in ("one query", f"queries of {QUERY_SIZE}"):
-            if layout != "one query" and n <= QUERY_SIZE:
-                continue
-            scores, target, qid = batch(n, layout, rng)
-            for name in LOSSES:
-                if name == "neg-AP" and dp_cells(n, layout) > MAX_DP_CELLS:
-                    continue
-                reps = repeats if n >= 10 ** 5 else 4 * repeats
+    for n, layout in size_layouts(sizes):
+        scores, target, qid = batch(n, layout, rng)
+        reps = repeats if n >= 10 ** 5 else 4 * repeats
+        for name in LOSSES:
+            if name != "neg-AP" or dp_cells(n, layout) <= MAX_DP_CELLS:
                 own, ref = time_pair(loss_call(make_loss(name, 0.1), scores, target, qid), scores, reps)
                 rows.append({"n": n, "layout": layout, "loss": name, "ms": 1e3 * own, "torch.sort ms": 1e3 * ref,
                              "x sort": own / ref})
                 logger.info("n=%d %s %s: %.2f ms (sort %.2f ms)", n, layout, name, 1e3 * own, 1e3 * ref)
+    return rows
+
+
+def graded_sweep(sizes, rng, repeats):
+    """Median forward + backward of the graded NDCG hinge and of the binary one on the same scores."""
+    rows = []
+    for n, layout in size_layouts(sizes):
+        scores, _, qid = batch(n, layout, rng)
+        grades = torch.from_numpy(rng.choice(len(GRADE_FREQUENCIES), n, p=GRADE_FREQUENCIES))
+        graded = loss_call(RankHingeLoss("ndcg", gain="exponential"), scores, grades, qid)
+        binary = loss_call(RankHingeLoss("ndcg", gain="binary"), scores, grades, qid)
+        reps = repeats if n >= 10 ** 5 else 4 * repeats
+        own, ref = time_pair(graded, scores, reps)
+        own_b, _ = time_pair(binary, scores, reps)
+        rows.append({"n": n, "layout": layout, "graded ms": 1e3 * own, "binary ms": 1e3 * own_b,
+                     "graded / binary": own / own_b, "torch.sort ms": 1e3 * ref})
+        logger.info("n=%d %s graded %.2f ms, binary %.2f ms", n, layout, 1e3 * own, 1e3 * own_b)
     return rows
 
 
@@ -157,6 +184,7 @@ def main(argv=None):
         sizes, mlp_batch, repeats = (10 ** 3, 10 ** 4), 4096, 2
     start = time.perf_counter()
     rows = sweep(sizes, rng, repeats)
+    graded_rows = graded_sweep(sizes, rng, repeats)
     step_rows = mlp_step(mlp_batch, rng, repeats)
     prof = profile_rows(max(sizes), rng)
     n_max = max(sizes)
@@ -166,6 +194,11 @@ def main(argv=None):
             if r["n"] == n_max and r["loss"] == name:
                 target_rows.append({"target": f"{name} <= {bound:g}x torch.sort at n={n_max}", "layout": r["layout"],
                                     "measured": r["x sort"], "met": bool(r["x sort"] <= bound)})
+    for r in graded_rows:
+        if r["n"] == n_max:
+            target_rows.append({"target": f"graded hinge-NDCG <= {GRADED_TARGET:g}x binary at n={n_max} (5 grades)",
+                                "layout": r["layout"], "measured": r["graded / binary"],
+                                "met": bool(r["graded / binary"] <= GRADED_TARGET)})
     for r in step_rows:
         if r["loss"] != "x-ent":
             target_rows.append({"target": f"{r['loss']} <= 10% of an MLP {r['MLP']} step (batch {r['batch']})",
@@ -176,6 +209,9 @@ def main(argv=None):
         format_table(rows, title=f"Forward + backward, median ms ({repeats} repeats at n >= 1e5, {4 * repeats} "
                                  f"below), against torch.sort of the same scores timed alternately; 10% "
                                  f"positives; threads {args.threads}", floatfmt=".3f"),
+        format_table(graded_rows, title="Graded NDCG hinge (gain='exponential', grades 0-4) against the binary "
+                                        "NDCG hinge (grade > 0) on the same scores: forward + backward, median ms, "
+                                        "timed alternately", floatfmt=".3f"),
         format_table(step_rows, title=f"MLP step (Adam) on a batch of {mlp_batch}: median ms "
                                       f"of {repeats} steps, the loss's forward + backward within it",
                      floatfmt=".2f"),
@@ -205,7 +241,7 @@ def main(argv=None):
         fig.savefig(Path(args.plot) / "deep_losses_speed.png", dpi=100)
         plt.close(fig)
     _common.emit(args, tables, {"benchmark": "deep_losses", "threads": args.threads, "rows": rows,
-                                "mlp_step": step_rows, "targets": target_rows, "profile": prof,
+                                "graded": graded_rows, "mlp_step": step_rows, "targets": target_rows, "profile": prof,
                                 "wall_seconds": wall})
     return 0
 

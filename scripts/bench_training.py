@@ -21,7 +21,7 @@ or when a run took longer than ``--repeat-below`` seconds; the "runs" column say
 Targets checked at the end: AP-SVM with the cutting plane within 2x LinearSVC's time at
 N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
 
-The floor of a round (DESIGN.md section 11, ``--round-sizes``): one round (``StructuredHinge.plane``,
+The floor of a round (docs/design.md §11, ``--round-sizes``): one round (``StructuredHinge.plane``,
 AP, queries of 1,000 rows, 5% relevant) fused and two-pass against ONE ``X @ w`` in the same run,
 float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), and the
 oracles' ns per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
@@ -293,7 +293,7 @@ def main(argv=None):
 
 
 def floor_of_a_round(args, rng):
-    """The round-vs-one-pass and oracle ns-per-row tables (DESIGN.md section 11), and their rows."""
+    """The round-vs-one-pass and oracle ns-per-row tables (docs/design.md §11), and their rows."""
     import os
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

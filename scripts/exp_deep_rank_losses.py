@@ -42,10 +42,9 @@ from pathlib import Path
 import _common
 import numpy as np
 import torch
-from _common import format_table, logger
+from _common import flip_labels, format_table, logger, sample_song
 from _deep import METHODS, limit_threads, make_loss, mlp, train, uses_epsilon
 from _graded_deep import graded_part
-from exp_label_noise import flip_labels, sample_song
 
 from ssvm.metrics import mean_average_precision, mean_ndcg
 

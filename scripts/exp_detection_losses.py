@@ -152,7 +152,7 @@ def head_detections(head, split, images):
 
 def run_class(name, keep, train, test, args):
     """Test detection AP and chosen learning rate per (noise, method) for one class."""
-    from exp_label_noise import flip_labels
+    from _common import flip_labels
 
     images = np.flatnonzero(keep)
     fit, val = images[np.arange(images.size) % 4 != 0], images[np.arange(images.size) % 4 == 0]

@@ -18,67 +18,10 @@ import sys
 
 import _common
 import numpy as np
-from _common import format_table, logger
-
-from ssvm._experiments.model_selection import ModelSpec, evaluate_model, fit_model, select_C
+from _common import flip_labels, format_table, logger, sample_song
+from _models import ModelSpec, evaluate_model, fit_model, select_C
 
 MODELS = (ModelSpec("hinge AP-SVM", "ap"), ModelSpec("0-1 SVM", "zero_one"))
-
-
-def sample_song(n, rng, *, dim=10, sigma=10.0, pos_above=1200.0, neg_below=1000.0):
-    """Draw points until ``n`` are kept; label them by their squared norm.
-
-    Parameters
-    ----------
-    n : int
-        Number of points kept.
-    rng : numpy.random.Generator
-    dim : int, default=10
-    sigma : float, default=10.0
-        Standard deviation of every coordinate.
-    pos_above, neg_below : float
-        Squared-norm thresholds; points in between are dropped.
-
-    Returns
-    -------
-    X : ndarray, shape (n, dim)
-    y : ndarray of int, 1 positive / 0 negative
-    """
-    if n < 1 or neg_below > pos_above:
-        raise ValueError(f"need n >= 1 and neg_below <= pos_above, got {n}, {neg_below}, {pos_above}")
-    kept = []
-    count = 0
-    while count < n:
-        batch = sigma * rng.standard_normal((2 * n, dim))
-        sq = np.einsum("ij,ij->i", batch, batch)
-        batch = batch[(sq > pos_above) | (sq < neg_below)]
-        kept.append(batch)
-        count += len(batch)
-    X = np.concatenate(kept)[:n]
-    y = (np.einsum("ij,ij->i", X, X) > pos_above).astype(int)
-    return X, y
-
-
-def flip_labels(y, rate, rng):
-    """Flip exactly ``round(rate * len(y))`` labels chosen at random (0/1 labels).
-
-    Parameters
-    ----------
-    y : ndarray of int (0/1)
-    rate : float in [0, 1]
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray
-        A copy with the flips applied.
-    """
-    if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"noise rate must be in [0, 1], got {rate}")
-    y = np.array(y, copy=True)
-    flip = rng.choice(len(y), size=int(round(rate * len(y))), replace=False)
-    y[flip] = 1 - y[flip]
-    return y
 
 
 def quadratic_features(X):

@@ -11,8 +11,8 @@ of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (C
 ``/``-separated grids, chosen per class by the validation detection AP. Every variant uses the
 same windows (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the
 table isolates the formulation and training choices. ``--figure PNG`` draws, for a few training
-positives per class, the ground-truth boxes and the window each of the first three variants
-imputes.
+positives per class (first those where the first two variants differ), the ground-truth boxes and
+the window each of the first three variants imputes.
 
 Uses the window and feature cache of ``train_latent_detection.py`` (``--out``).
 """
@@ -159,7 +159,7 @@ def run_class(name, keep, train, test, variants, args):
 
 def figure(path, train, classes, boxes, names, per_class=3):
     """A grid of training positives with their boxes (green) and the windows the first three
-    variants impute (red, blue, orange)."""
+    variants impute (red, blue, orange): first the images where the first two variants differ."""
     from _common import pyplot
     from PIL import Image
 
@@ -168,7 +168,10 @@ def figure(path, train, classes, boxes, names, per_class=3):
     axes = np.atleast_2d(axes)
     for r, name in enumerate(classes):
         gt_boxes, _ = train.dataset.class_boxes(name)
-        positives = [i for i in sorted(boxes[name][names[0]]) if len(gt_boxes[i])][:per_class]
+        positives = [i for i in sorted(boxes[name][names[0]]) if len(gt_boxes[i])]
+        differ = [i for i in positives if len(names) > 1 and  # where the first two variants differ first
+                  not np.array_equal(boxes[name][names[0]][i], boxes[name][names[1]][i])]
+        positives = (differ + [i for i in positives if i not in differ])[:per_class]
         for c in range(per_class):
             ax = axes[r, c]
             ax.axis("off")

@@ -34,8 +34,8 @@ import _common
 import numpy as np
 from _common import format_table, logger
 from _graded_linear import graded_comparison
+from _models import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
 
-from ssvm._experiments.model_selection import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
 from ssvm.datasets import load_letor_sample
 from ssvm.exceptions import DegenerateQueriesWarning
 

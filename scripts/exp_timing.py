@@ -42,7 +42,7 @@ def oracle_list():
 
     The 0-1 loss has a single oracle, reached as "auto".
     """
-    from ssvm._experiments.oracle_timing import timed_oracles
+    from _oracle_timing import timed_oracles
 
     return [(loss, oracle) for loss in ("zero_one", "ap", "ndcg") for oracle in timed_oracles(loss)]
 

@@ -15,8 +15,8 @@ import logging
 import sys
 
 from ssvm import __version__
-from ssvm._experiments.plots import matplotlib_missing
 from ssvm.cli import FILE_COMMANDS, add_file_commands, run_file_command
+from ssvm.demo import matplotlib_missing
 
 __all__ = ["main"]
 
@@ -101,8 +101,7 @@ def main(argv=None):
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "quiet", False):  # the demo's own steps at info; -v: all of ssvm at info, -vv: debug
-        for name in ("ssvm.demo", "ssvm._experiments"):
-            logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger("ssvm.demo").setLevel(logging.INFO)
         if getattr(args, "verbose", 0):
             logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
     if args.command in FILE_COMMANDS:

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ssvm._arrays import is_dask_array  # noqa: F401 (the estimators ask here, with the rest)
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS
 
@@ -23,21 +24,6 @@ _MAX_SEED = np.iinfo(np.int32).max
 #: solver arguments that the estimators set from their own parameters
 RESERVED_SOLVER_PARAMS = frozenset({"problem", "C", "tol", "max_iter", "w0", "callback",
                                     "random_state"})
-
-
-def is_dask_array(X):
-    """Whether ``X`` is a dask array (dask is not imported here: a dask array means it was).
-
-    Parameters
-    ----------
-    X : object
-
-    Returns
-    -------
-    bool
-    """
-    dask_array = sys.modules.get("dask.array")
-    return dask_array is not None and isinstance(X, dask_array.Array)
 
 
 def say(message):

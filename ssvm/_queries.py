@@ -1,4 +1,8 @@
-"""Query bookkeeping shared by the estimators: ``qid`` / ``group`` → index arrays.
+"""Query bookkeeping shared by the estimators: ``qid`` / ``group`` → index arrays; relevance.
+
+**Relevance** has one convention, checked here and nowhere else: ``y`` is bool or finite numeric
+grades, and ``y > 0`` is relevant (:func:`check_relevance`, the binary view every binary loss, oracle
+and problem takes); a graded measure takes the grades themselves (:func:`check_relevance_grades`).
 
 A *query* is a set of rows of ``X`` ranked against each other. Users describe queries either by
 a query id per row (``qid``, as svmlight / XGBRanker do) or by the sizes of consecutive blocks of
@@ -12,7 +16,33 @@ import numpy as np
 from ssvm.exceptions import DegenerateQueriesWarning, warn_once
 
 __all__ = ["queries_from_qid", "queries_from_group", "resolve_queries", "informative_queries",
-           "check_relevance_grades", "check_group", "check_informative"]
+           "check_relevance", "check_relevance_grades", "check_group", "check_informative"]
+
+
+def check_relevance(y, n_samples, name="y"):
+    """Binary relevance: ``y`` (bool, or numeric grades of which ``y > 0`` are relevant) as bool.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    n_samples : int
+        Expected length.
+    name : str, default="y"
+
+    Returns
+    -------
+    ndarray of bool, shape (n_samples,)
+        ``y`` itself if it is a bool array of the right shape.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_relevance_grades`.
+    """
+    y = np.asarray(y)
+    if y.dtype == bool and y.shape == (n_samples,):
+        return y
+    return check_relevance_grades(y, n_samples, name=name) > 0
 
 
 def check_relevance_grades(y, n_samples, name="y"):

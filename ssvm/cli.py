@@ -191,12 +191,12 @@ def _eval(args):
     if any(k < 1 for k in cutoffs):
         raise ValueError(f"-k must be at least 1, got {min(cutoffs)}")
     graded = np.unique(relevance).size > 2 and relevance.min() >= 0
-    measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg"})]
-    measures += [(f"NDCG@{k}", {"loss": "ndcg", "k": k}) for k in cutoffs]
+    measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg", "gain": "binary"})]
+    measures += [(f"NDCG@{k}", {"loss": "ndcg", "gain": "binary", "k": k}) for k in cutoffs]
     measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
     if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
-        measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gains": "exponential"})]
-        measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gains": "exponential", "k": k})
+        measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gain": "exponential"})]
+        measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gain": "exponential", "k": k})
                      for k in cutoffs]
     n_queries = np.unique(qid).size
     rows = []

@@ -2,52 +2,43 @@
 
 The demo is one-vs-rest retrieval on scikit-learn's digits (bundled, no download): for every digit,
 rank the test images so that those of that digit come first. It trains AP-SVM, NDCG-SVM and the
-0-1 SVM (the binary SVM baseline), each with C picked by cross-validation on a small grid, and
-reports
+0-1 SVM (the binary SVM baseline), each with C chosen by scikit-learn's ``GridSearchCV`` (stratified
+folds; the ranking models by their own measure, the 0-1 SVM by mean AP), and reports
 
 * test mean AP and mean NDCG per model (mean over the ten one-vs-rest queries), and
 * the time of each loss-augmented-inference oracle per call, measured on the very score vectors met
-  during the training runs (so every oracle of a loss is timed on the same inputs), in the spirit of
-  the QS paper's Tables 2-3 (0-1 vs Yue / SEARCH / DP / QS for AP, Chakrabarti / QS for NDCG).
+  while training each digit-vs-rest model with the cutting plane (so every oracle of a loss is
+  timed on the same inputs), in the spirit of the QS paper's Tables 2-3.
 
-With ``plot_dir`` it also saves precision-recall curves and convergence curves (primal and dual
-objective against time for every solver). matplotlib (the ``plot`` extra) is imported only there.
-
-The helpers it shares with the experiment scripts (tables, ranking metrics, model selection, oracle
-timing, plots) live in :mod:`ssvm._experiments`.
+With ``plot_dir`` it also saves precision-recall curves and convergence curves (the objective
+against time for every solver; matplotlib, the ``plot`` extra, imported only then). It uses public
+API only; the experiment scripts under ``scripts/`` go further.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
-from dataclasses import replace
+import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from ssvm._experiments.model_selection import DEMO_MODELS, evaluate_model, fit_model, select_C
-from ssvm._experiments.oracle_timing import (
-    oracle_time_rows,
-    record_training_scores,
-    time_oracles,
-    timed_oracles,
-)
-from ssvm._experiments.plots import plot_convergence, plot_precision_recall
-from ssvm._experiments.tables import format_table
-
 logger = logging.getLogger(__name__)
 
-__all__ = ["run_demo"]
-
+__all__ = ["run_demo", "matplotlib_missing"]
 
 #: C grid and folds of the full demo and of ``--quick``
 DEMO_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 QUICK_GRID = (1.0,)
-SOLVER_NAMES = ("cutting_plane", "pegasos", "frank_wolfe")
+#: (name, loss, the loss whose measure picks C)
+MODELS = (("AP-SVM", "ap", "ap"), ("NDCG-SVM", "ndcg", "ndcg"), ("0-1 SVM", "zero_one", "ap"))
 
 
 def _load_digits(quick, random_state):
+    from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
     from ssvm.datasets import load_ranking_task, split_ranking_task
@@ -56,20 +47,96 @@ def _load_digits(quick, random_state):
     X_train, X_test, y_train, y_test = split_ranking_task(task, test_size=0.3,
                                                           random_state=random_state)
     if quick:  # a stratified quarter of the data, enough for the smoke test
-        keep_train = _stratified_subset(y_train, 0.25, random_state)
-        keep_test = _stratified_subset(y_test, 0.25, random_state)
+        def quarter(y):
+            keep, _ = train_test_split(np.arange(len(y)), train_size=0.25, stratify=y,
+                                       random_state=random_state)
+            return np.sort(keep)
+
+        keep_train, keep_test = quarter(y_train), quarter(y_test)
         X_train, y_train = X_train[keep_train], y_train[keep_train]
         X_test, y_test = X_test[keep_test], y_test[keep_test]
     scaler = StandardScaler().fit(X_train)
     return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
 
 
-def _stratified_subset(y, fraction, random_state):
-    from sklearn.model_selection import train_test_split
+def _one_vs_rest_score(model, X, y, *, loss):
+    """Mean over the classes of ``loss``'s measure of the ranking by the model's scores."""
+    from ssvm.metrics import one_vs_rest_score
 
-    keep, _ = train_test_split(np.arange(len(y)), train_size=fraction, stratify=y,
-                               random_state=random_state)
-    return np.sort(keep)
+    return one_vs_rest_score(y, model.decision_function(X), model.classes_, loss=loss)
+
+
+def _choose_C(loss, select_by, X, y, grid, n_folds, random_state, n_jobs):
+    """``GridSearchCV`` over C (ties: the smaller C, the first of the ascending grid)."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from ssvm import RankSVM
+
+    search = GridSearchCV(RankSVM(loss=loss, random_state=random_state, n_jobs=n_jobs),
+                          {"C": sorted(grid)}, scoring=partial(_one_vs_rest_score, loss=select_by),
+                          cv=StratifiedKFold(n_folds, shuffle=True, random_state=random_state))
+    return search.fit(X, y)
+
+
+def _recorded_calls(X, y, loss, C, random_state):
+    """The oracle inputs ``(scores, y)`` the cutting plane meets training each class vs the rest."""
+    from ssvm.losses import get_oracle, loss_entry
+    from ssvm.problem import StructuredHinge
+    from ssvm.solvers import SOLVERS
+
+    calls = []
+    oracle = get_oracle(loss)
+
+    def recording(scores, relevant):
+        calls.append((np.array(scores, dtype=np.float64), np.array(relevant, dtype=bool)))
+        return oracle(scores, relevant)
+
+    for c in np.unique(y):
+        problem = StructuredHinge(X, y == c, [np.arange(len(y))], recording,
+                                  fit_intercept=loss_entry(loss).intercept)
+        SOLVERS["cutting_plane"](problem, C, random_state=random_state)
+    return calls
+
+
+def _oracle_rows(loss, calls):
+    """Median and total time per call of every exact oracle of ``loss`` on ``calls``, interleaved
+    call by call (each called once untimed first: numba compilation); the oracles must agree."""
+    from ssvm.losses import get_oracle, loss_entry, supported_oracles
+
+    names = [o for o in supported_oracles(loss) if o not in ("auto", "brute")] or ["auto"]
+    oracles = {name: get_oracle(loss, name) for name in names}
+    times = {name: np.empty(len(calls)) for name in names}
+    for oracle in oracles.values():
+        oracle(*calls[0])
+    for i, (scores, relevant) in enumerate(calls):
+        hinges = []
+        for name, oracle in oracles.items():
+            start = time.perf_counter()
+            c, delta = oracle(scores, relevant)
+            times[name][i] = time.perf_counter() - start
+            hinges.append(delta + float(scores @ c))
+        if max(hinges) - min(hinges) > 1e-8 * (1.0 + max(map(abs, hinges))):
+            raise RuntimeError(f"the {loss} oracles disagree on call {i}: {dict(zip(names, hinges))}")
+    qs = float(np.median(times["qs"])) if "qs" in times else None
+    return [{"loss": loss_entry(loss).label, "oracle": name, "calls": len(calls),
+             "median ms/call": 1e3 * float(np.median(t)), "total s": float(np.sum(t)),
+             "x QS": None if qs is None else float(np.median(t)) / qs} for name, t in times.items()]
+
+
+def _table(title, rows, formats):
+    """Plain-text table: text columns left-aligned, numbers right-aligned, None as ``-``."""
+    columns = list(rows[0])
+    cells = [["-" if row[c] is None else format(row[c], formats.get(c, "")) for c in columns]
+             for row in rows]
+    numeric = [not isinstance(rows[0][c], str) for c in columns]
+    widths = [max(len(c), *(len(r[j]) for r in cells)) for j, c in enumerate(columns)]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    return "\n".join([title, line(columns), "  ".join("-" * w for w in widths),
+                      *(line(r) for r in cells)])
 
 
 def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_jobs=None):
@@ -101,90 +168,114 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
 
     # numba compiles the oracles' kernels on a machine's first run: here, with a log line, not under
     # a progress bar frozen at 0% (the demo's queries have many positives: no score grid needed)
-    warm_up(tuple(spec.loss for spec in DEMO_MODELS), few_positives=False, log=logger)
+    warm_up(tuple(loss for _, loss, _ in MODELS), few_positives=False, log=logger)
     X_train, X_test, y_train, y_test = _load_digits(quick, random_state)
     classes = np.unique(y_train)
     grid = QUICK_GRID if quick else DEMO_GRID
     n_folds = 2 if quick else 5
     logger.info("digits one-vs-rest: %d train / %d test images, %d classes, C grid %s",
                 len(y_train), len(y_test), len(classes), grid)
-
     start = time.perf_counter()
-    specs = [replace(spec, params={**spec.params, "n_jobs": n_jobs}) for spec in DEMO_MODELS]
-    n_fits = len(specs) * (len(grid) * n_folds + 1)
-    n_runs = len(specs) * len(classes)  # recorded single-class runs for the oracle timing
-    chosen, models = {}, {}
+    chosen, models, quality, oracle_rows = {}, {}, [], []
     # log records go through tqdm.write while the bar is shown, so they never land inside it
-    with logging_redirect_tqdm(), tqdm(total=n_fits + n_runs, desc="training", unit="fit",
+    with logging_redirect_tqdm(), tqdm(total=2 * len(MODELS), desc="training", unit="step",
                                        disable=not progress) as bar:
-        for spec in specs:
-            bar.set_postfix_str(spec.name)
-            chosen[spec.name], _ = select_C(spec, X_train, y_train, grid, n_folds=n_folds,
-                                            random_state=random_state, progress=bar)
-            models[spec.name] = fit_model(spec, chosen[spec.name], X_train, y_train,
-                                          random_state=random_state)
+        for name, loss, select_by in MODELS:
+            bar.set_postfix_str(name)
+            search = _choose_C(loss, select_by, X_train, y_train, grid, n_folds, random_state, n_jobs)
+            chosen[name], models[name] = float(search.best_params_["C"]), search.best_estimator_
+            logger.info("%s: C=%g chosen by %d-fold CV", name, chosen[name], n_folds)
+            quality.append({"model": name, "C": chosen[name],
+                            "test mean AP": _one_vs_rest_score(models[name], X_test, y_test, loss="ap"),
+                            "test mean NDCG": _one_vs_rest_score(models[name], X_test, y_test,
+                                                                 loss="ndcg")})
             bar.update(1)
-        logger.info("trained %d models in %.1f s", n_fits, time.perf_counter() - start)
-
-        quality = []
-        for spec in DEMO_MODELS:
-            metrics = evaluate_model(models[spec.name], X_test, y_test)
-            quality.append({"model": spec.name, "C": chosen[spec.name],
-                            "test mean AP": metrics["AP"], "test mean NDCG": metrics["NDCG"]})
-
-        start = time.perf_counter()
-        oracle_rows = []
-        for spec in DEMO_MODELS:
-            bar.set_postfix_str(f"oracle timing, {spec.name}")
-            calls, _ = record_training_scores(X_train, y_train, classes, spec.loss,
-                                              chosen[spec.name], random_state=random_state,
-                                              progress=bar)
-            label = {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1"}[spec.loss]
-            oracle_rows.extend(oracle_time_rows(label, calls,
-                                                time_oracles(calls, timed_oracles(spec.loss))))
-    logger.info("recorded and timed the oracle calls of %d training runs in %.1f s",
-                n_runs, time.perf_counter() - start)
+            bar.set_postfix_str(f"oracle timing, {name}")
+            oracle_rows.extend(_oracle_rows(loss, _recorded_calls(X_train, y_train, loss, chosen[name],
+                                                                  random_state)))
+            bar.update(1)
+    logger.info("trained, recorded and timed in %.1f s", time.perf_counter() - start)
     tables = [
-        format_table(quality, floatfmt={"C": "g", "test mean AP": ".4f", "test mean NDCG": ".4f"},
-                     title=f"Test ranking quality (digits, one-vs-rest over {len(classes)} classes, "
-                           f"C by {n_folds}-fold CV)"),
-        format_table(oracle_rows, floatfmt={"median ms/call": ".4f", "total s": ".4f",
-                                            "x QS": ".2f"},
-                     title="Loss-augmented inference time per call, on the scores met while "
-                           "training (cutting plane, all classes)"),
+        _table(f"Test ranking quality (digits, one-vs-rest over {len(classes)} classes, "
+               f"C by {n_folds}-fold CV)", quality,
+               {"C": "g", "test mean AP": ".4f", "test mean NDCG": ".4f"}),
+        _table("Loss-augmented inference time per call, on the scores met while training "
+               "(cutting plane, all classes)", oracle_rows,
+               {"median ms/call": ".4f", "total s": ".4f", "x QS": ".2f"}),
     ]
-
-    plots = []
-    if plot_dir is not None:
-        plots = _demo_plots(Path(plot_dir), models, X_train, y_train, X_test, y_test, classes,
-                            chosen, quick, random_state)
+    plots = [] if plot_dir is None else _plots(models, chosen, X_train, y_train, X_test, y_test,
+                                                Path(plot_dir), quick, random_state)
     return {"quality": quality, "oracle_times": oracle_rows, "tables": tables,
             "chosen_C": chosen, "plots": plots}
 
 
-def _demo_plots(plot_dir, models, X_train, y_train, X_test, y_test, classes, chosen, quick,
-                random_state):
-    from ssvm.losses import get_oracle
-    from ssvm.problem import StructuredHinge
+def matplotlib_missing():
+    """Why ``--plot`` cannot work here, or None when matplotlib imports (checked before any work).
+
+    Returns
+    -------
+    message : str or None
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        return (f"--plot needs matplotlib, which cannot be imported ({exc}); install it with "
+                "pip install \"ssvm[plot]\" (or pip install matplotlib), or run without --plot")
+    return None
+
+
+def _plots(models, chosen, X_train, y_train, X_test, y_test, plot_dir, quick, random_state):
+    """Precision-recall curves of the models and the convergence of every solver (the AP-SVM and
+    NDCG-SVM on the last class against the rest); the PNG paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ssvm import RankSVM
     from ssvm.solvers import SOLVERS
 
     plot_dir.mkdir(parents=True, exist_ok=True)
-    paths = [plot_dir / "precision_recall.png"]
-    plot_precision_recall(models, X_test, y_test, paths[0])
-    relevant = y_train == classes[-1]  # one query: the last class against the rest
-    for spec in DEMO_MODELS[:2]:
-        histories = {}
-        for solver in SOLVER_NAMES:
-            problem = StructuredHinge(X_train, relevant, [np.arange(len(relevant))],
-                                      get_oracle(spec.loss, "auto"))
-            kwargs = {"max_iter": 50} if quick else {}
-            result = SOLVERS[solver](problem, chosen[spec.name], tol=1e-3,
-                                     random_state=random_state, **kwargs)
-            histories[solver] = result.history
-        path = plot_dir / f"convergence_{spec.loss}.png"
-        plot_convergence(histories, path,
-                         f"{spec.name}, class {classes[-1]} vs rest, C={chosen[spec.name]:g}")
-        paths.append(path)
-    for path in paths:
-        logger.info("wrote %s", path)
-    return [str(p) for p in paths]
+    paths = [_plot_precision_recall(plt, models, X_test, y_test, plot_dir / "precision_recall.png")]
+    relevant = y_train == np.unique(y_train)[-1]
+    for name, loss, _ in MODELS[:2]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for solver in SOLVERS:
+            with warnings.catch_warnings():  # --quick caps the iterations on purpose
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                history = RankSVM(loss=loss, C=chosen[name], solver=solver, random_state=random_state,
+                                  max_iter=50 if quick else None).fit(X_train, relevant).history_
+            ax.plot([r["seconds"] for r in history], [r["primal"] for r in history], label=solver)
+        ax.set(xlabel="seconds", ylabel="J(w)", yscale="log", title=f"{name}, C={chosen[name]:g}")
+        ax.legend(fontsize=8)
+        paths.append(_save(plt, fig, plot_dir / f"convergence_{loss}.png"))
+    return paths
+
+
+def _save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    logger.info("wrote %s", path)
+    return str(path)
+
+
+def _plot_precision_recall(plt, models, X, y, path):
+    """One precision-recall panel per class with a curve per model."""
+    from sklearn.metrics import precision_recall_curve
+
+    classes = next(iter(models.values())).classes_
+    ncols = min(len(classes), 5)
+    fig, axes = plt.subplots(math.ceil(len(classes) / ncols), ncols, squeeze=False,
+                             figsize=(3 * ncols, 3 * math.ceil(len(classes) / ncols)))
+    for name, model in models.items():
+        scores = model.decision_function(X)
+        for k, cls in enumerate(classes):
+            precision, recall, _ = precision_recall_curve(y == cls, scores[:, k])
+            axes.flat[k].plot(recall, precision, label=name)
+            axes.flat[k].set(title=f"class {cls}", xlabel="recall", ylabel="precision", ylim=(0, 1.02))
+    for ax in list(axes.flat)[len(classes):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    return _save(plt, fig, path)

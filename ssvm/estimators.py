@@ -19,16 +19,14 @@ from sklearn.utils.validation import validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
 from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
-from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, supported_oracles
+from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry, supported_oracles
 from ssvm.losses.graded import GAINS
-from ssvm.metrics import _is_loss, _loss_label, accuracy_threshold, one_vs_rest_score, ranking_score
+from ssvm.metrics import _renamed_gain, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
 from ssvm.solvers import SOLVERS
 
 __all__ = ["RankSVM"]
-
-_DEFAULT_K = 10
 
 
 class RankSVM(LinearClassifierMixin, BaseEstimator):
@@ -117,8 +115,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
     n_queries_ : int
         Number of queries trained on.
     n_skipped_queries_ : int
-        Number of queries skipped because they have no relevant or no non-relevant row
-        (announced by a :class:`~ssvm.exceptions.DegenerateQueriesWarning`).
+        Number of queries skipped because they have no relevant or no non-relevant row (graded
+        NDCG: all their grades equal), announced by a
+        :class:`~ssvm.exceptions.DegenerateQueriesWarning`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -248,7 +247,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         oracle = self._make_oracle()
         solver_params = check_solver_params(self.solver, self.solver_params, "RankSVM")
         ranking_mode = qid is not None or group is not None
-        zero_one = _is_loss(self.loss, "zero_one")
+        intercept = loss_entry(self.loss).intercept  # the loss is not invariant to a shift
         if is_dask_array(X):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
@@ -257,7 +256,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                                  "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
-                                fit_intercept=zero_one, solver=self.solver)
+                                fit_intercept=intercept, solver=self.solver)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
             data = in_memory_training_set(X, y, qid=qid, group=group,
@@ -266,13 +265,16 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
-                "(no relevant or no non-relevant row)")
+                "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
+        if oracle.graded and all(np.asarray(target).dtype == bool for target in data.targets):
+            oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
+            # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1
-        starts = self._warm_start_points(len(data.targets), data.X.shape[1], zero_one)
+        starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
         jobs = [
             delayed(fit_task)(
-                data.X, target, data.queries, oracle, fit_intercept=zero_one,
+                data.X, target, data.queries, oracle, fit_intercept=intercept,
                 n_jobs=None if one_vs_rest else self.n_jobs, solver=self.solver, C=self.C,
                 tol=self.tol, max_iter=self.max_iter, w0=w0, random_state=seed,
                 verbose=self.verbose, solver_params=solver_params,
@@ -284,35 +286,36 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         ]
         in_memory = data.problems[0] is None  # a dask fit's problems run on the cluster, one by one
         results = Parallel(n_jobs=self.n_jobs if one_vs_rest and in_memory else 1)(jobs)
-        self._store_results(data.X, data.targets, results, zero_one)
+        self._store_results(data.X, data.targets, results, intercept)
         self._fitted_on_queries = ranking_mode
         return self
 
-    def _make_oracle(self):
-        """The oracle for (loss, oracle, k); ValueError if the oracle cannot do the loss."""
+    def _make_oracle(self, **override):
+        """The oracle for (loss, oracle, k, gain), ``override`` replacing loss parameters; ValueError
+        if the oracle cannot do the loss."""
+        entry = loss_entry(self.loss)
         supported = supported_oracles(self.loss)
         if self.oracle not in supported:
             raise ValueError(
-                f"oracle={self.oracle!r} does not support loss={_loss_label(self.loss)!r}; "
+                f"oracle={self.oracle!r} does not support loss={entry.name!r}; "
                 f"oracles for this loss: {', '.join(map(repr, supported))}."
             )
-        if self.k is not None and not _is_loss(self.loss, "precision_at_k"):
+        if self.k is not None and "k" not in entry.params:
             warnings.warn(
                 f"k={self.k} is ignored: only loss='precision_at_k' has a cut-off "
-                f"(loss={_loss_label(self.loss)!r}). Leave k=None with this loss.",
+                f"(loss={entry.name!r}). Leave k=None with this loss.",
                 UserWarning,
                 stacklevel=external_stacklevel(),
             )
-        return get_oracle(self.loss, self.oracle, **self._loss_params())
+        return get_oracle(self.loss, self.oracle, **{**self._loss_params(), **override})
 
     def _loss_params(self):
-        if _is_loss(self.loss, "precision_at_k"):
-            return {"k": _DEFAULT_K if self.k is None else self.k}
-        if _is_loss(self.loss, "ndcg"):
-            return {"gain": self.gain}
-        return {}
+        """The loss parameters set on the estimator (the loss table fills in the defaults)."""
+        params = loss_entry(self.loss).params
+        given = {"k": self.k, "gain": self.gain}
+        return {name: value for name, value in given.items() if name in params and value is not None}
 
-    def _warm_start_points(self, n_tasks, n_features, zero_one):
+    def _warm_start_points(self, n_tasks, n_features, intercept):
         """Initial w of each task: zeros (``None``) or the previous solution."""
         if not (self.warm_start and hasattr(self, "coef_")):
             return [None] * n_tasks
@@ -321,11 +324,11 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 f"warm_start=True needs the previous fit to have the same shape: coef_ has shape "
                 f"{self.coef_.shape} but this fit has {n_tasks} task(s) and {n_features} features."
             )
-        if zero_one:
+        if intercept:
             return [np.append(row, b) for row, b in zip(self.coef_, self.intercept_)]
         return [row.copy() for row in self.coef_]
 
-    def _store_results(self, X, targets, results, zero_one, threshold=True):
+    def _store_results(self, X, targets, results, fit_intercept, threshold=True):
         """Set the fitted attributes from the solver results (``threshold=False``: the ranking
         losses' intercept_ stays 0, for a caller that only ranks, e.g. RankSVMCV's default score)."""
         n_features = X.shape[1]
@@ -334,7 +337,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         for j, (target, result) in enumerate(zip(targets, results)):
             w = np.asarray(result.w, dtype=np.float64)
             coef[j] = w[:n_features]
-            if zero_one:
+            if fit_intercept:
                 intercept[j] = w[n_features]
             elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
@@ -362,7 +365,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- score
 
-    def score(self, X, y, qid=None, gains="binary", sample_weight=None):
+    def score(self, X, y, qid=None, gain=None, sample_weight=None, *, gains=None):
         """One minus the mean task loss of the ranking by ``decision_function``.
 
         Mean AP for ``"ap"``, mean NDCG for ``"ndcg"``, precision@k for ``"precision_at_k"``
@@ -381,12 +384,14 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             Query id per row: the score is then the mean over queries. Without it all rows
             form one query (a :class:`~ssvm.exceptions.MissingQidWarning` says so if the model
             was fitted with ``qid`` / ``group``).
-        gains : {"binary", "linear", "exponential"}, default="binary"
-            Gains of the NDCG (``loss="ndcg"`` only): binary, as trained, or graded —
-            ``y`` or ``2**y - 1`` (see :func:`ssvm.metrics.mean_ndcg`).
+        gain : {"exponential", "linear", "binary"}, default=None
+            Gains of the NDCG (``loss="ndcg"`` only; see :func:`ssvm.metrics.mean_ndcg`). None:
+            the estimator's ``gain``, the one it was trained with.
         sample_weight : None
             Not supported (a ValueError if given): per-query measures weigh queries equally.
             The argument exists so that ``Pipeline.score`` works with metadata routing.
+        gains : str, optional
+            The former name of ``gain`` (deprecated; a ``FutureWarning``).
 
         Returns
         -------
@@ -415,10 +420,12 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "qid=... and groups=qid to the search's fit.",
                 MissingQidWarning,
             )
-        if scores.ndim == 2 and _is_loss(self.loss, "zero_one"):
+        if scores.ndim == 2 and loss_entry(self.loss).metric == "accuracy":
             return float(np.mean(self.predict(X) == y))
-        options = {"qid": qid, "loss": self.loss, "gains": gains,
-                   "k": self._loss_params().get("k")}
+        gain = _renamed_gain(gain, gains)
+        if gain is None:
+            gain = self._loss_params().get("gain")
+        options = {"qid": qid, "loss": self.loss, "gain": gain, "k": self._loss_params().get("k")}
         if self._fitted_on_queries:
             return ranking_score(y, scores, **options)
         if scores.ndim == 1:

@@ -1,4 +1,4 @@
-"""Ranking quality per query: mean AP, mean NDCG (binary or graded gains), precision@k.
+"""Ranking quality per query: mean AP, mean NDCG (graded or binary gains) and NDCG@k, precision@k.
 
 One query grouping and one convention, shared by ``RankSVM.score``, ``LatentRankSVM.score``, the
 experiments and the scripts:
@@ -11,16 +11,20 @@ experiments and the scripts:
   ``average_precision_score`` / ``ndcg_score`` treat ties differently; without ties they agree.
 * **Which queries count.** A query on which every ranking scores the same tells nothing about
   the model, so it is left out of the mean: for the binary measures (AP, binary-gain NDCG,
-  precision@k) a query without a relevant row (``y > 0``) or without a non-relevant row; for
-  graded-gain NDCG a query whose rows all have the same grade. Training skips the same queries
+  precision@k, which count ``y > 0`` as relevant) a query without a relevant row or without a
+  non-relevant row; for graded-gain NDCG a query whose rows all have the same grade. Training skips the same queries
   (:class:`~ssvm.exceptions.DegenerateQueriesWarning`). Accuracy (``loss="zero_one"``) counts
   every query. If no query counts, the score is NaN with an ``UndefinedMetricWarning``.
 
 The functions take ``(y_true, y_score)`` in scikit-learn's order, so they plug into
 :func:`sklearn.metrics.make_scorer`; with metadata routing a scorer can ask for ``qid``::
 
-    scorer = make_scorer(mean_ndcg, response_method="decision_function", gains="exponential")
+    scorer = make_scorer(ndcg_at_k, response_method="decision_function", k=10, gain="exponential")
     scorer = scorer.set_score_request(qid=True)
+
+NDCG takes ``gain=``: ``"exponential"`` (2^y − 1, the LETOR convention and the
+default), ``"linear"`` (y) or ``"binary"`` ([y > 0]); with 0/1 labels the three agree, bit for bit.
+The older name ``gains=`` still works, with a ``FutureWarning``.
 """
 
 import warnings
@@ -30,13 +34,13 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from ssvm._queries import check_relevance_grades, resolve_queries
 from ssvm.exceptions import external_stacklevel
-from ssvm.losses import QSLoss, ranking_loss
+from ssvm.losses import loss_entry, ranking_loss
+from ssvm.losses.graded import graded_ndcg_value
+from ssvm.losses.registry import GAINS
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
-           "mean_ndcg", "accuracy_threshold"]
+           "mean_ndcg", "ndcg_at_k", "accuracy_threshold"]
 
-GAINS = ("binary", "linear", "exponential")
-_BINARY_LOSSES = ("ap", "ndcg", "precision_at_k")
 
 
 def mean_average_precision(y_true, y_score, *, qid=None):
@@ -55,7 +59,7 @@ def mean_average_precision(y_true, y_score, *, qid=None):
     -------
     float
         Mean AP over the queries with a relevant and a non-relevant row (NaN, with a warning,
-        if there is none).
+        if there is none). AP is binary: grades count as relevant when ``y > 0``.
 
     Examples
     --------
@@ -68,10 +72,10 @@ def mean_average_precision(y_true, y_score, *, qid=None):
     return ranking_score(y_true, y_score, qid=qid, loss="ap")
 
 
-def mean_ndcg(y_true, y_score, *, qid=None, gains="binary", k=None):
+def mean_ndcg(y_true, y_score, *, qid=None, gain="exponential", k=None, gains=None):
     """Mean over queries of the NDCG of the ranking by ``y_score``.
 
-    ``NDCG = DCG / ideal DCG`` with ``DCG = Σ_i gain(y_(i)) / log2(1 + i)`` over positions
+    ``NDCG = DCG / ideal DCG`` with ``DCG = Σ_i g(y_(i)) / log2(1 + i)`` over positions
     ``i = 1, 2, ...`` (up to ``k``) of the ranking.
 
     Parameters
@@ -82,12 +86,15 @@ def mean_ndcg(y_true, y_score, *, qid=None, gains="binary", k=None):
         Finite scores; higher ranks first, ties by row order.
     qid : array-like of shape (n_samples,), default=None
         Query id per row; by default all rows form one query.
-    gains : {"binary", "linear", "exponential"}, default="binary"
-        ``"binary"``: gain 1 for ``y > 0``, else 0 — the NDCG that ``RankSVM(loss="ndcg")``
-        trains on. ``"linear"``: gain ``y`` (as :func:`sklearn.metrics.ndcg_score`).
-        ``"exponential"``: gain ``2**y - 1`` (the usual LETOR / LightGBM / XGBoost NDCG).
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+        ``"exponential"``: g(y) = 2^y − 1 (the usual LETOR / LightGBM / XGBoost NDCG, and what
+        ``RankSVM(loss="ndcg")`` trains on by default). ``"linear"``: g(y) = y (as
+        :func:`sklearn.metrics.ndcg_score`). ``"binary"``: 1 for ``y > 0``, else 0. With 0/1
+        labels all three give the same number.
     k : int, default=None
-        Only the top ``k`` positions count (NDCG@k); None: all.
+        Only the top ``k`` positions count (NDCG@k, see :func:`ndcg_at_k`); None: all.
+    gains : str, optional
+        The former name of ``gain`` (deprecated; a ``FutureWarning``).
 
     Returns
     -------
@@ -99,15 +106,59 @@ def mean_ndcg(y_true, y_score, *, qid=None, gains="binary", k=None):
     --------
     >>> from ssvm.metrics import mean_ndcg
     >>> y, s = [2, 1, 0], [0.1, 0.9, 0.5]  # ranked: grade 1, grade 0, grade 2
-    >>> round(mean_ndcg(y, s), 4)  # binary gains: both relevant rows count alike
-    0.9197
-    >>> round(mean_ndcg(y, s, gains="exponential"), 4)  # gains 1, 0, 3 against ideal 3, 1, 0
+    >>> round(mean_ndcg(y, s), 4)  # exponential gains 1, 0, 3 against the ideal 3, 1, 0
     0.6885
+    >>> round(mean_ndcg(y, s, gain="binary"), 4)  # both relevant rows count alike
+    0.9197
     """
-    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gains=gains, k=k)
+    gain = _renamed_gain(gain, gains)
+    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k)
 
 
-def ranking_score(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None):
+def ndcg_at_k(y_true, y_score, *, k=10, qid=None, gain="exponential"):
+    """Mean over queries of NDCG@k, the number learning-to-rank papers report.
+
+    :func:`mean_ndcg` with a cut-off: only the top ``k`` positions of each query's ranking
+    count, in the DCG and in the ideal DCG.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance grades (non-negative for graded gains).
+    y_score : array-like of shape (n_samples,)
+        Finite scores; higher ranks first, ties by row order.
+    k : int, default=10
+        The cut-off (a query with fewer rows is ranked whole).
+    qid : array-like of shape (n_samples,), default=None
+        Query id per row; by default all rows form one query.
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+        As in :func:`mean_ndcg`.
+
+    Returns
+    -------
+    float
+        NaN, with an ``UndefinedMetricWarning``, if no query counts.
+
+    Examples
+    --------
+    >>> from ssvm.metrics import ndcg_at_k
+    >>> y, s = [2, 1, 0], [0.1, 0.9, 0.5]  # ranked: grade 1, grade 0, grade 2
+    >>> round(ndcg_at_k(y, s, k=1), 4)  # gain 1 at the top against the ideal 3
+    0.3333
+    """
+    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k)
+
+
+def _renamed_gain(gain, gains):
+    """``gain``, or the deprecated ``gains`` if it is given (with a FutureWarning)."""
+    if gains is None:
+        return gain
+    warnings.warn("gains= is renamed gain= (its default is now 'exponential', the LETOR convention); "
+                  "pass gain=... instead.", FutureWarning, stacklevel=external_stacklevel())
+    return gains
+
+
+def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gains=None):
     """One minus the mean per-query task loss of the ranking by ``y_score`` (see the module).
 
     Parameters
@@ -121,11 +172,14 @@ def ranking_score(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=Non
     loss : {"ap", "ndcg", "precision_at_k", "zero_one"} or QSLoss, default="ap"
         Mean AP, mean NDCG, mean precision@k, mean accuracy of ``y_score > 0``, or one minus
         a user loss object's value.
-    gains : {"binary", "linear", "exponential"}, default="binary"
-        Gains of ``loss="ndcg"`` (see :func:`mean_ndcg`); the other losses are binary.
+    gain : {"exponential", "linear", "binary"}, default=None
+        Gains of ``loss="ndcg"`` (see :func:`mean_ndcg`; None: ``"exponential"``); the other
+        losses are binary (``y > 0`` relevant).
     k : int, default=None
         Cut-off of ``"precision_at_k"`` (None: 10; clipped to each query's size) or of
         ``"ndcg"`` (None: no cut-off). Not used by the other losses.
+    gains : str, optional
+        The former name of ``gain`` (deprecated).
 
     Returns
     -------
@@ -138,7 +192,8 @@ def ranking_score(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=Non
         On mismatched or non-finite input, non-numeric ``y_true``, or an option the loss does
         not use.
     """
-    return _mean_or_nan(query_scores(y_true, y_score, qid=qid, loss=loss, gains=gains, k=k))
+    gain = _renamed_gain(gain, gains)
+    return _mean_or_nan(query_scores(y_true, y_score, qid=qid, loss=loss, gain=gain, k=k))
 
 
 def _mean_or_nan(values):
@@ -168,7 +223,7 @@ def one_vs_rest_score(y, y_score, classes, **options):
         One column of scores per class.
     classes : array-like of shape (n_classes,)
     **options
-        ``qid``, ``loss``, ``gains``, ``k`` of :func:`ranking_score`.
+        ``qid``, ``loss``, ``gain``, ``k`` of :func:`ranking_score`.
 
     Returns
     -------
@@ -184,12 +239,12 @@ def one_vs_rest_score(y, y_score, classes, **options):
     return _mean_or_nan([float(np.mean(v)) for v in values if v.size])
 
 
-def query_scores(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None):
+def query_scores(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gains=None):
     """Score of every query that counts (see :func:`ranking_score`), in order of first appearance.
 
     Parameters
     ----------
-    y_true, y_score, qid, loss, gains, k
+    y_true, y_score, qid, loss, gain, k, gains
         As for :func:`ranking_score`.
 
     Returns
@@ -204,50 +259,66 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gains="binary", k=None
     if not np.all(np.isfinite(y_score)):
         raise ValueError("y_score contains NaN or infinity.")
     grades = check_relevance_grades(y_true, y_score.shape[0], name="y_true")
-    per_query = _per_query_function(loss, gains, k, grades)
-    graded = _is_ndcg(loss) and gains != "binary"
-    values = []
-    for q in resolve_queries(y_score.shape[0], qid=qid):
-        g = grades[q]
-        if _is_loss(loss, "zero_one"):
-            values.append(float(np.mean((y_score[q] > 0) == (g > 0))))
-        elif (g.min() < g.max()) if graded else (0 < np.count_nonzero(g > 0) < g.shape[0]):
-            values.append(per_query(y_score[q], g))
+    entry = loss_entry(loss)
+    gain = _renamed_gain(gain, gains)
+    if gain is None:
+        gain = entry.params["gain"][0] if "gain" in entry.params else "binary"
+    per_query = _per_query_function(loss, entry, gain, k, grades)
+    if entry.metric == "accuracy":
+        counts = _every_query
+    else:
+        counts = _several_grades if gain != "binary" else _both_classes
+    values = [per_query(y_score[q], grades[q]) for q in resolve_queries(y_score.shape[0], qid=qid)
+              if counts(grades[q])]
     return np.array(values, dtype=np.float64)
 
 
-def _per_query_function(loss, gains, k, grades):
+def _every_query(grades):
+    return True
+
+
+def _several_grades(grades):
+    return grades.min() < grades.max()
+
+
+def _both_classes(grades):
+    return 0 < np.count_nonzero(grades > 0) < grades.shape[0]
+
+
+def _accuracy(scores, grades):
+    return float(np.mean((scores > 0) == (grades > 0)))
+
+
+def _per_query_function(loss, entry, gain, k, grades):
     """``f(scores, grades) -> score`` of one counted query; ValueError on options the loss ignores."""
-    if not (isinstance(loss, QSLoss) or loss in _BINARY_LOSSES or _is_loss(loss, "zero_one")):
-        raise ValueError(f"unknown loss {loss!r}; choose from {_BINARY_LOSSES + ('zero_one',)} "
-                         "or pass a QSLoss instance.")
-    if gains not in GAINS:
-        raise ValueError(f"gains must be one of {GAINS}; got {gains!r}.")
-    if gains != "binary" and not _is_ndcg(loss):
-        raise ValueError(f"gains={gains!r} applies to NDCG only; loss {_loss_label(loss)!r} is binary.")
+    if gain not in GAINS:
+        raise ValueError(f"gain must be one of {GAINS}; got {gain!r}.")
+    if gain != "binary" and gain not in entry.gains:
+        raise ValueError(f"gain={gain!r} applies to NDCG only; loss {entry.name!r} is binary (y > 0 relevant).")
     if k is not None:
-        if not (_is_ndcg(loss) or _is_loss(loss, "precision_at_k")):
+        if not (entry.gains or "k" in entry.params):
             raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
-                             f"{_loss_label(loss)!r} does not use it.")
+                             f"{entry.name!r} does not use it.")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an integer >= 1; got {k!r}.")
-    if gains != "binary" and np.any(grades < 0):
-        raise ValueError(f"gains={gains!r} needs non-negative relevance grades.")
-    if _is_ndcg(loss) and (gains != "binary" or k is not None):
-        gain = {"binary": lambda g: (g > 0).astype(np.float64), "linear": lambda g: g,
-                "exponential": lambda g: np.exp2(g) - 1.0}[gains]
-        return lambda s, g: _ndcg(s, gain(g), k)
-    params = {"k": 10 if k is None else int(k)} if _is_loss(loss, "precision_at_k") else {}
+    if gain != "binary" and np.any(grades < 0):
+        n_bad = int(np.count_nonzero(grades < 0))
+        raise ValueError(f"gain={gain!r} needs non-negative relevance grades; y_true has {n_bad} of "
+                         f"{grades.size} rows below 0: pass grades 0, 1, 2, ... or gain='binary' (y > 0 relevant).")
+    if entry.metric == "accuracy":
+        return _accuracy
+    if entry.gains:
+        return lambda s, g: _ndcg(s, g, gain, k)
+    params = entry.check_params({"k": int(k)} if k is not None and "k" in entry.params else {})
     return lambda s, g: 1.0 - ranking_loss(s, g > 0, loss=loss, **params)
 
 
-def _ndcg(scores, gains, k):
-    """NDCG (at ``k``) of the ranking by ``scores`` (ties by index) for per-row ``gains``."""
-    n = scores.shape[0] if k is None else min(int(k), scores.shape[0])
-    discount = 1.0 / np.log2(np.arange(2, n + 2))
-    ranked = gains[np.argsort(-scores, kind="stable")[:n]]
-    ideal = np.sort(gains)[::-1][:n]
-    return float(ranked @ discount / (ideal @ discount))
+def _ndcg(scores, grades, gain, k):
+    """NDCG (at ``k``) of one query's ranking by ``scores``: the binary loss's value without a cut-off
+    when every gain is 0 or 1 (bit for bit the binary NDCG whatever ``gain``), else the graded one."""
+    if k is None and (gain == "binary" or np.all((grades == 0) | (grades == 1))):
+        return 1.0 - ranking_loss(scores, grades > 0, loss="ndcg", gain="binary")
+    return graded_ndcg_value(scores, grades, gain, k)
 
 
 def accuracy_threshold(scores, relevant):
@@ -303,17 +374,3 @@ def accuracy_threshold(scores, relevant):
     lo, hi = s[i - 1], s[i]
     t = lo + (hi - lo) / 2
     return float(t if lo <= t < hi else lo)
-
-
-def _is_loss(loss, name):
-    """Whether ``loss`` (a name or a loss object) is the loss called ``name``."""
-    return isinstance(loss, str) and loss == name
-
-
-def _loss_label(loss):
-    """A loss's name, or its class name for a loss object (for messages)."""
-    return loss if isinstance(loss, str) else type(loss).__name__
-
-
-def _is_ndcg(loss):
-    return _is_loss(loss, "ndcg")

@@ -19,7 +19,7 @@ from ssvm._cv_path import check_Cs, fold_path, query_labels, score_with, split_f
 from ssvm._fitting import check_solver_params, draw_seeds, say
 from ssvm._queries import resolve_queries
 from ssvm.estimators import RankSVM
-from ssvm.metrics import _is_loss
+from ssvm.losses import loss_entry
 from ssvm.problem.training_set import class_targets
 
 __all__ = ["RankSVMCV"]
@@ -124,8 +124,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
 
     def __init__(self, Cs=10, cv=None, loss="ap", *, scoring=None, n_jobs=None, refit=True,
                  oracle="auto", solver="cutting_plane", k=None, gain="exponential", tol=1e-3,
-                 max_iter=None,
-                 random_state=None, verbose=0, solver_params=None):
+                 max_iter=None, random_state=None, verbose=0, solver_params=None):
         self.Cs = Cs
         self.cv = cv
         self.loss = loss
@@ -188,7 +187,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             classes = np.array([0, 1])
         else:
             groups, classes = None, class_targets(y)[0]
-        graded = groups is not None and _is_loss(self.loss, "ndcg")
+        graded = groups is not None and "gain" in loss_entry(self.loss).params
         folds = split_folds(self.cv, X, y, groups)
         order = np.argsort(Cs, kind="stable")
         n_tasks = len(classes) if groups is None and len(classes) > 2 else 1
@@ -196,7 +195,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         paths = Parallel(n_jobs=self.n_jobs)(
             job(X, y, groups, train, test, Cs[order], classes=classes, make_model=self._ranksvm,
                 oracle=oracle, gain=self.gain if graded and oracle.graded else None,
-                zero_one=_is_loss(self.loss, "zero_one"), solver=self.solver,
+                zero_one=loss_entry(self.loss).intercept, solver=self.solver,
                 tol=self.tol, max_iter=self.max_iter,
                 seeds=draw_seeds(self.random_state, n_tasks), solver_params=solver_params,
                 scorer=scorer, score_params=self._score_params(graded), verbose=self.verbose,
@@ -227,7 +226,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
 
     def _score_params(self, graded):
         """The default score's NDCG gains: the trained ``gain`` on queries (binary otherwise)."""
-        return {"gains": self.gain} if graded else {}
+        return {"gain": self.gain} if graded else {}
 
     def _refitted(self):
         check_is_fitted(self, "cv_results_")
@@ -277,7 +276,7 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
         """
         model = self._refitted()
         scorer = None if self.scoring is None else check_scoring(model, self.scoring)
-        graded = model._fitted_on_queries and _is_loss(self.loss, "ndcg")
+        graded = model._fitted_on_queries and "gain" in loss_entry(self.loss).params
         return score_with(scorer, model, X, y, qid, self._score_params(graded))
 
 

@@ -21,8 +21,9 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of .[dev]
     raise ImportError('ssvm.nn needs PyTorch; install it with pip install "ssvm[torch]"') from exc
 
+from .functional import evaluate_direct, evaluate_hinge
+from .losses.direct import direct_loss_oracle
 from .losses.registry import get_oracle
-from .losses.score_losses import direct_loss_oracle, evaluate_direct, evaluate_hinge
 
 __all__ = ["RankHingeLoss", "DirectRankLoss"]
 
@@ -138,7 +139,8 @@ class DirectRankLoss(torch.nn.Module):
 
     Parameters
     ----------
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
+        Task loss; ``ssvm.losses.loss_entry(loss).directions`` lists the directions it has.
     epsilon : float, default=0.1
         ε > 0. The gradient scales like 1/ε; the useful ε depends on the scale of the scores.
     direction : {"positive", "negative", "perceptron"}, default="positive"

@@ -55,12 +55,12 @@ def test_train_predict_eval_round_trip_equals_the_python_estimator(files, capsys
     out = capsys.readouterr().out
     values = {line.split("  ")[0]: float(line.split()[-3]) for line in out.splitlines()[1:]}
     assert values["mean AP"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ap"), abs=5e-5)
-    assert values["NDCG@3"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", k=3),
-                                             abs=5e-5)
+    assert values["NDCG@3"] == pytest.approx(  # the plain rows: binary gains, y > 0 relevant
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="binary", k=3), abs=5e-5)
     assert values["P@3"] == pytest.approx(
         ranking_score(rel_test, scores, qid=qid_test, loss="precision_at_k", k=3), abs=5e-5)
     assert values["NDCG, gains 2^r-1"] == pytest.approx(
-        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gains="exponential"), abs=5e-5)
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="exponential"), abs=5e-5)
 
 
 def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path):

@@ -69,9 +69,15 @@ def assert_same_fit(mem, dsk, rtol=1e-10):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_same_iterates_as_in_memory(loss, dtype):
     X, y, qid = ranking_data(1, dtype=dtype)
-    gain = {"gain": "binary"} if loss == "ndcg" else {}  # graded NDCG is refused on dask
+    gain = {"gain": "binary"} if loss == "ndcg" else {}  # graded NDCG does not run on dask (below)
     mem, dsk = fit_both(X, y, qid, chunks=173, loss=loss, **gain)  # boundaries inside queries
     assert_same_fit(mem, dsk)
+
+
+def test_graded_ndcg_on_dask_says_what_to_pass():
+    X, y, qid = ranking_data(1)
+    with pytest.raises(ValueError, match="does not run on dask arrays yet; pass gain='binary'"):
+        RankSVM(loss="ndcg").fit(da.from_array(X, chunks=(173, X.shape[1])), y, qid=qid)
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])

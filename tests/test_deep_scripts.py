@@ -57,7 +57,11 @@ def test_bench_deep_losses_quick(tmp_path):
     cells = {(r["n"], r["layout"], r["loss"]) for r in result["rows"]}
     assert (10_000, "one query", "hinge-AP") in cells and (10_000, "queries of 100", "pos-AP") in cells
     assert all(r["ms"] > 0 and r["torch.sort ms"] > 0 for r in result["rows"])
-    assert {t["target"].split(" <=")[0] for t in result["targets"]} == {"hinge-AP", "pos-AP", "hinge-NDCG"}
+    assert {t["target"].split(" <=")[0] for t in result["targets"]} == {"hinge-AP", "pos-AP", "hinge-NDCG",
+                                                                         "graded hinge-NDCG"}
+    assert {(r["n"], r["layout"]) for r in result["graded"]} == {(1000, "one query"), (1000, "queries of 100"),
+                                                                 (10_000, "one query"), (10_000, "queries of 100")}
+    assert all(r["graded ms"] > 0 and r["binary ms"] > 0 for r in result["graded"])
     assert {r["MLP"] for r in result["mlp_step"]} == {"136-256-256-1", "10-32-32-32-1"}
     assert all(0 < r["loss % of step"] < 100 for r in result["mlp_step"])
     assert pngs == ["deep_losses_speed.png"]

@@ -323,7 +323,8 @@ def test_grid_search_metadata_routing_scores_per_query():
 
 
 def test_per_query_grid_search_recipe_on_letor_picks_the_per_query_best_C(letor):
-    """The documented recipe (routing on, nothing else) picks the C that per-query CV picks."""
+    """The documented recipe (routing on, nothing else) picks the C that per-query CV picks (binary gains:
+    on this sample they show the trap below)."""
     X, rel, qid, _, _ = letor
     grid, cv = [0.01, 0.1, 1.0, 10.0], GroupKFold(n_splits=3)
     # by hand: GroupKFold folds, one model per fold, mean NDCG over each test fold's queries
@@ -333,20 +334,20 @@ def test_per_query_grid_search_recipe_on_letor_picks_the_per_query_best_C(letor)
         for C in grid:
             fold_scores = []
             for train, test in cv.split(X, rel, groups=qid):
-                model = RankSVM(loss="ndcg", C=C).fit(X[train], rel[train], qid=qid[train])
+                model = RankSVM(loss="ndcg", gain="binary", C=C).fit(X[train], rel[train], qid=qid[train])
                 fold_scores.append(mean_ndcg(rel[test], model.decision_function(X[test]),
-                                             qid=qid[test]))
+                                             qid=qid[test], gain="binary"))
             by_hand.append(np.mean(fold_scores))
         expected_C = grid[int(np.argmax(by_hand))]
         with config_context(enable_metadata_routing=True):
-            search = GridSearchCV(RankSVM(loss="ndcg"), {"C": grid}, cv=cv)
+            search = GridSearchCV(RankSVM(loss="ndcg", gain="binary"), {"C": grid}, cv=cv)
             search.fit(X, rel, qid=qid, groups=qid)
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand, rtol=0, atol=1e-12)
     assert search.best_params_["C"] == expected_C
     # the trap the warning is about: without routing each test fold is scored as one query, and
     # on this sample that picks another C
     with pytest.warns(MissingQidWarning, match="enable metadata routing"):
-        plain = GridSearchCV(RankSVM(loss="ndcg"), {"C": grid}, cv=cv).fit(X, rel, qid=qid,
+        plain = GridSearchCV(RankSVM(loss="ndcg", gain="binary"), {"C": grid}, cv=cv).fit(X, rel, qid=qid,
                                                                          groups=qid)
     assert plain.best_params_["C"] != expected_C
 

@@ -16,6 +16,11 @@ from ssvm.solvers import cutting_plane
 LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
 
 
+def oracle_of(loss, **params):
+    """The loss's "auto" oracle; NDCG with binary gains (the graded default has no fused form)."""
+    return get_oracle(loss, **({"gain": "binary"} if loss == "ndcg" else {}), **params)
+
+
 def ranking_data(seed, n_queries=30, sizes=(2, 60), d=5, frac=0.2):
     """Queries of random sizes (some with many positives: the walk; some few: the grid)."""
     rng = np.random.default_rng(seed)
@@ -41,15 +46,19 @@ def assert_same_plane(a, b, rtol=1e-12):
 
 
 def both_planes(X, y, queries, loss, w, fit_intercept=False, **params):
-    fused = StructuredHinge(X, y, queries, get_oracle(loss, **params), fit_intercept=fit_intercept)
-    plain = StructuredHinge(X, y, queries, get_oracle(loss, **params), fit_intercept=fit_intercept, fused=False)
-    return fused.plane(w), plain.plane(w)
+    fused = StructuredHinge(X, y, queries, oracle_of(loss, **params), fit_intercept=fit_intercept)
+    plain = StructuredHinge(X, y, queries, oracle_of(loss, **params), fit_intercept=fit_intercept, fused=False)
+    out = fused.plane(w), plain.plane(w)
+    assert fused._fused.supported and fused.fused_seconds > 0 and plain.fused_seconds == 0
+    return out
 
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of a few rows: many blocks and every chunk in use on small problems."""
+    """Blocks of a few rows and chunks of a few blocks: the parallel loop on small problems (by
+    default they run as one chunk in the calling thread)."""
     monkeypatch.setattr(fused_module, "_BLOCK_BYTES", 200)
+    monkeypatch.setattr(fused_module, "_PARALLEL_BYTES", 1000)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -74,7 +83,7 @@ def test_fit_with_fused_round_equals_two_pass_fit(loss):
     X, y, queries = ranking_data(7, n_queries=40, sizes=(20, 120), d=8)
     results = []
     for fused in (True, False):
-        problem = StructuredHinge(X, y, queries, get_oracle(loss), fit_intercept=(loss == "zero_one"), fused=fused)
+        problem = StructuredHinge(X, y, queries, oracle_of(loss), fit_intercept=(loss == "zero_one"), fused=fused)
         results.append(cutting_plane(problem, 10.0, tol=1e-6, max_iter=300))
     a, b = results
     assert a.n_iter == b.n_iter
@@ -109,7 +118,7 @@ def test_integer_features_above_float32_precision():
     for loss in LOSSES:
         a, b = both_planes(X, y, queries, loss, np.array([1e-7]))
         assert_same_plane(a, b)
-        exact = StructuredHinge(X.astype(np.float64), y, queries, get_oracle(loss), fused=False).plane(np.array([1e-7]))
+        exact = StructuredHinge(X.astype(np.float64), y, queries, oracle_of(loss), fused=False).plane(np.array([1e-7]))
         assert a[2][0] == pytest.approx(exact[2][0], rel=1e-15)
     # 0-1: every row violated, c = (-1/2, 1/2) per query, Q = 2: g = (16777217 - 1) / 4 (float32: ...75)
     assert StructuredHinge(X, y, queries, get_oracle("zero_one")).plane(np.array([1e-7]))[2][0] == 4194304.0
@@ -132,11 +141,11 @@ def test_no_block_in_the_loop_and_fused_plane_function():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(5000, 3))
     y = rng.random(5000) < 0.2
-    hinge = ScoreHinge(y, [np.arange(5000)], get_oracle("ndcg"))
+    hinge = ScoreHinge(y, [np.arange(5000)], oracle_of("ndcg"))
     w = rng.normal(size=3)
     fused = FusedRound(X, hinge, False)
     assert fused.block_cuts.tolist() == [0] and fused.apart.tolist() == [0]
-    plain = StructuredHinge(X, y, [np.arange(5000)], get_oracle("ndcg"), fused=False).plane(w)
+    plain = StructuredHinge(X, y, [np.arange(5000)], oracle_of("ndcg"), fused=False).plane(w)
     assert_same_plane(fused_plane(X, hinge, w), plain)
 
 
@@ -167,6 +176,8 @@ def test_result_does_not_depend_on_the_threads(small_blocks):
     X, y, queries = ranking_data(5, n_queries=60)
     w = np.random.default_rng(5).normal(size=X.shape[1])
     problem = StructuredHinge(X, y, queries, get_oracle("ap"))
+    problem.plane(w)
+    assert problem._fused.chunk_cuts.size > 3  # several chunks: the parallel loop
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)

@@ -113,6 +113,21 @@ def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negati
     assert model.lai_calls_ >= 1 + 2 * model.n_iter_
 
 
+def test_a_user_loss_object_trains_as_its_builtin(tmp_path):
+    """A QSLoss object (here AP's loss, served by the generic per-query path) trains, scores and
+    checkpoints like the built-in "ap" it equals."""
+    from ssvm.losses import APLoss
+
+    bags, y = make_bags(2, n_images=20, max_windows=6)
+    params = dict(C=10.0, tol=1e-6, max_cccp_iter=3, cccp_tol=0.0)
+    reference = LatentRankSVM(loss="ap", **params).fit(bags, y)
+    model = LatentRankSVM(loss=type("SubAP", (APLoss,), {})(), checkpoint=tmp_path / "ck.pkl",
+                          **params).fit(bags, y)
+    np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-7, atol=1e-9)
+    assert model.intercept_ == pytest.approx(reference.intercept_, abs=1e-9)
+    assert model.score(bags, y) == reference.score(bags, y)
+
+
 @pytest.mark.parametrize("solver", ["frank_wolfe"])  # pegasos works too but takes ~10 s here
 def test_other_solvers_give_a_descent_to_about_the_same_objective(solver):
     bags, y = make_bags(0, n_images=30, max_windows=12)

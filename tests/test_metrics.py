@@ -12,12 +12,17 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import average_precision_score, make_scorer, ndcg_score
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
-import ssvm.metrics
+import ssvm.losses.graded
 from ssvm import RankSVM
-from ssvm._experiments.model_selection import evaluate_model
 from ssvm.exceptions import DegenerateQueriesWarning
 from ssvm.losses import NDCGLoss
-from ssvm.metrics import mean_average_precision, mean_ndcg, one_vs_rest_score, query_scores, ranking_score
+from ssvm.metrics import (
+    mean_average_precision,
+    mean_ndcg,
+    ndcg_at_k,
+    query_scores,
+    ranking_score,
+)
 
 
 # ------------------------------------------------------------------ slow, obviously-right twins
@@ -90,7 +95,7 @@ def test_mean_ap_and_binary_ndcg_match_the_slow_twins(data):
         compare(mean_average_precision(grades, scores, qid=qid),
                 slow_mean(lambda g, s: slow_ap([x > 0 for x in g], s), grades, scores, qid,
                           both_classes))
-        compare(mean_ndcg(grades, scores, qid=qid),
+        compare(mean_ndcg(grades, scores, qid=qid, gain="binary"),
                 slow_mean(lambda g, s: slow_ndcg([float(x > 0) for x in g], s), grades, scores,
                           qid, both_classes))
 
@@ -106,7 +111,9 @@ def test_graded_ndcg_matches_the_slow_twin(data, k):
             counts = both_classes if gains == "binary" else several_grades
             expected = slow_mean(lambda g, s, gain=gain: slow_ndcg([gain(x) for x in g], s, k),
                                  grades, scores, qid, counts)
-            compare(mean_ndcg(grades, scores, qid=qid, gains=gains, k=k), expected)
+            compare(mean_ndcg(grades, scores, qid=qid, gain=gains, k=k), expected)
+            if k is not None:
+                compare(ndcg_at_k(grades, scores, qid=qid, gain=gains, k=k), expected)
 
 
 @settings(max_examples=100, deadline=None)
@@ -118,12 +125,14 @@ def test_without_ties_scikit_learn_agrees(n, seed, scale):
     grades[0], grades[1] = 2, 0  # both classes, several grades
     assert mean_average_precision(grades, scores) == pytest.approx(
         average_precision_score(grades > 0, scores), abs=1e-12)
-    assert mean_ndcg(grades, scores, gains="linear") == pytest.approx(
+    assert mean_ndcg(grades, scores, gain="linear") == pytest.approx(
         ndcg_score([grades], [scores]), abs=1e-12)
-    assert mean_ndcg(grades, scores, gains="linear", k=5) == pytest.approx(
+    assert mean_ndcg(grades, scores, gain="linear", k=5) == pytest.approx(
         ndcg_score([grades], [scores], k=5), abs=1e-12)
-    assert mean_ndcg(grades, scores) == pytest.approx(
+    assert mean_ndcg(grades, scores, gain="binary") == pytest.approx(
         ndcg_score([grades > 0], [scores]), abs=1e-12)
+    assert mean_ndcg(grades, scores) == pytest.approx(  # the default gain: 2^y − 1
+        ndcg_score([2.0 ** grades - 1], [scores]), abs=1e-12)
 
 
 def test_binary_ndcg_is_one_minus_the_training_loss_of_every_ndcg_object():
@@ -132,7 +141,25 @@ def test_binary_ndcg_is_one_minus_the_training_loss_of_every_ndcg_object():
     by_name = ranking_score(y, s, loss="ndcg")
     assert ranking_score(y, s, loss=NDCGLoss()) == pytest.approx(by_name, abs=1e-12)
     # the DCG formula of the graded path agrees with the QS loss object on binary gains
-    assert ssvm.metrics._ndcg(s, y.astype(float), None) == pytest.approx(by_name, abs=1e-12)
+    assert ssvm.losses.graded.graded_ndcg_value(s, y.astype(float), "linear") == pytest.approx(by_name, abs=1e-12)
+
+
+def test_zero_one_labels_give_the_binary_ndcg_bit_for_bit_with_every_gain():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        y, s = rng.random(60) < 0.3, np.round(rng.normal(size=60), 1)
+        qid = rng.integers(0, 5, 60)
+        binary = mean_ndcg(y, s, qid=qid, gain="binary")
+        for gain in ("exponential", "linear"):
+            assert mean_ndcg(y.astype(int), s, qid=qid, gain=gain) == binary
+
+
+def test_the_former_name_gains_still_works_with_a_future_warning():
+    y, s = [2, 1, 0], [0.1, 0.9, 0.5]
+    with pytest.warns(FutureWarning, match="renamed gain="):
+        assert mean_ndcg(y, s, gains="binary") == mean_ndcg(y, s, gain="binary")
+    with pytest.warns(FutureWarning, match="renamed gain="):
+        assert ranking_score(y, s, loss="ndcg", gains="linear") == mean_ndcg(y, s, gain="linear")
 
 
 def test_precision_at_k_and_accuracy():
@@ -157,7 +184,9 @@ def test_queries_whose_ranking_cannot_change_the_measure_do_not_count():
     assert query_scores(grades, scores, qid=qid).tolist() == [0.5, 1.0]
     assert mean_average_precision(grades, scores, qid=qid) == pytest.approx(0.75)
     # graded gains: query 9 (grades 1 and 2) now depends on the ranking; query 4 still does not
-    assert query_scores(grades, scores, qid=qid, loss="ndcg", gains="linear").size == 3
+    assert query_scores(grades, scores, qid=qid, loss="ndcg", gain="linear").size == 3
+    assert query_scores(grades, scores, qid=qid, loss="ndcg").size == 3  # exponential by default
+    assert query_scores(grades, scores, qid=qid, loss="ndcg", gain="binary").size == 2
 
 
 def test_no_query_counts_gives_nan_with_a_warning():
@@ -166,7 +195,7 @@ def test_no_query_counts_gives_nan_with_a_warning():
                           "non-relevant row"):
             assert np.isnan(mean_average_precision(y, [1.0, 2.0, 3.0]))
     with pytest.warns(UndefinedMetricWarning):
-        assert np.isnan(mean_ndcg([2, 2], [1.0, 2.0], gains="exponential"))
+        assert np.isnan(mean_ndcg([2, 2], [1.0, 2.0], gain="exponential"))
 
 
 @pytest.mark.parametrize("call, message", [
@@ -175,10 +204,11 @@ def test_no_query_counts_gives_nan_with_a_warning():
     (lambda: mean_average_precision([1, 0], [[1.0, 2.0]]), "1-D"),
     (lambda: mean_average_precision(["a", "b"], [1.0, 2.0]), "numeric relevance grades"),
     (lambda: mean_average_precision([1, 0], [1.0, 2.0], qid=[1]), "qid"),
-    (lambda: ranking_score([1, 0], [1.0, 2.0], loss="ap", gains="linear"), "NDCG only"),
+    (lambda: ranking_score([1, 0], [1.0, 2.0], loss="ap", gain="linear"), "NDCG only"),
     (lambda: ranking_score([1, 0], [1.0, 2.0], loss="ap", k=3), "does not use it"),
-    (lambda: mean_ndcg([1, 0], [1.0, 2.0], gains="log"), "gains must be one of"),
-    (lambda: mean_ndcg([1, -1], [1.0, 2.0], gains="linear"), "non-negative"),
+    (lambda: mean_ndcg([1, 0], [1.0, 2.0], gain="log"), "gain must be one of"),
+    (lambda: mean_ndcg([1, -1], [1.0, 2.0], gain="linear"), "1 of 2 rows below 0"),
+    (lambda: ndcg_at_k([2, -1], [1.0, 2.0]), "non-negative"),
     (lambda: mean_ndcg([1, 0], [1.0, 2.0], k=0), "k must be an integer"),
     (lambda: ranking_score([1, 0], [1.0, 2.0], loss="hinge"), "unknown loss"),
 ])
@@ -188,41 +218,15 @@ def test_bad_input_raises_a_clear_value_error(call, message):
 
 
 # ------------------------------------------------------------------ users of the module
-def test_one_vs_rest_score_and_evaluate_model_use_the_same_convention():
-    rng = np.random.default_rng(0)
-    S = rng.standard_normal((30, 3))
-    y = np.array(["a", "b"] * 15)  # class "c" absent: it does not count
-    classes = np.array(["a", "b", "c"])
-    expected = np.mean([average_precision_score(y == c, S[:, k]) for k, c in enumerate("ab")])
-    assert one_vs_rest_score(y, S, classes, loss="ap") == pytest.approx(expected, abs=1e-12)
-
-    class Fixed:
-        classes_ = classes
-
-        def decision_function(self, X):
-            return X
-
-    assert evaluate_model(Fixed(), S, y) == {
-        "AP": pytest.approx(expected, abs=1e-12),
-        "NDCG": pytest.approx(one_vs_rest_score(y, S, classes, loss="ndcg"), abs=1e-12),
-        "queries": 2,
-    }
-    grades, qid = rng.integers(0, 3, size=30), np.repeat(np.arange(6), 5)
-    grades[qid == 0] = 1  # all relevant: does not count anywhere
-    m = evaluate_model(Fixed(), S[:, 0], grades, qid)
-    assert m["AP"] == pytest.approx(mean_average_precision(grades, S[:, 0], qid=qid), abs=1e-15)
-    assert m["queries"] == query_scores(grades, S[:, 0], qid=qid).size <= 5
-
-
 def test_graded_ndcg_scorer_recipe_with_metadata_routing():
-    """make_scorer(mean_ndcg, gains=...) + set_score_request(qid=True) scores each fold per query."""
+    """make_scorer(mean_ndcg, gain=...) + set_score_request(qid=True) scores each fold per query."""
     rng = np.random.RandomState(0)
     X = rng.randn(180, 5)
     grades = np.digitize(X @ rng.randn(5) + 0.7 * rng.randn(180), [0.3, 1.2])
     qid = np.repeat(np.arange(12), 15)
     cv = GroupKFold(n_splits=3)
     with config_context(enable_metadata_routing=True):
-        scorer = make_scorer(mean_ndcg, response_method="decision_function", gains="exponential")
+        scorer = make_scorer(mean_ndcg, response_method="decision_function", gain="exponential")
         search = GridSearchCV(RankSVM(loss="ndcg", tol=1e-2), {"C": [0.1, 10.0]}, cv=cv,
                               scoring=scorer.set_score_request(qid=True))
         with warnings.catch_warnings():
@@ -231,13 +235,14 @@ def test_graded_ndcg_scorer_recipe_with_metadata_routing():
     train, test = next(cv.split(X, grades, groups=qid))
     model = RankSVM(loss="ndcg", C=0.1, tol=1e-2).fit(X[train], grades[train], qid=qid[train])
     expected = mean_ndcg(grades[test], model.decision_function(X[test]), qid=qid[test],
-                         gains="exponential")
+                         gain="exponential")
     assert search.cv_results_["split0_test_score"][0] == pytest.approx(expected, abs=1e-12)
     # RankSVM.score offers the same graded measure
-    assert model.score(X[test], grades[test], qid=qid[test], gains="exponential") == expected
+    assert model.score(X[test], grades[test], qid=qid[test], gain="exponential") == expected
+    assert model.score(X[test], grades[test], qid=qid[test]) == expected  # the gain it was trained with
     with pytest.raises(ValueError, match="NDCG only"):
         RankSVM(loss="ap", tol=1e-2).fit(X, grades, qid=qid).score(X, grades, qid=qid,
-                                                                   gains="linear")
+                                                                   gain="linear")
 
 
 def test_docstring_examples_run():

@@ -62,6 +62,18 @@ def test_direct_rank_loss_is_direct_loss_gradient(loss, direction, dtype):
     assert np.abs(ref_grad).max() > 0  # the batch is not trivially ranked
 
 
+@pytest.mark.parametrize("direction", ["positive", "perceptron"])
+def test_direct_rank_loss_takes_a_user_loss_object(direction):
+    from ssvm.losses import APLoss
+
+    scores, target, qid = _batch(1, dtype=torch.float64)
+    user = DirectRankLoss(type("SubAP", (APLoss,), {})(), epsilon=0.3, direction=direction)
+    value, grad = _grad(user, scores, target, qid)
+    ref_value, ref_grad = _grad(DirectRankLoss("ap", epsilon=0.3, direction=direction), scores, target, qid)
+    assert value.item() == pytest.approx(ref_value.item(), abs=1e-12)
+    np.testing.assert_allclose(grad.numpy(), ref_grad.numpy(), atol=1e-12)
+
+
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])
 def test_gradcheck_of_the_hinge(loss):
     """Random scores without ties sit where the hinge is linear, so the numerical Jacobian of the

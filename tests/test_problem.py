@@ -100,6 +100,44 @@ def test_overlapping_and_unordered_queries():
     np.testing.assert_allclose(delta + G @ w, direct_hinge(X, y, queries, w), atol=1e-12)
 
 
+def test_ascending_queries_that_share_a_boundary_row_are_not_a_plain_slice():
+    """Two ascending queries that share row 1 must be gathered (the row counted in both), not
+    taken as one slice of rows: with ``>=`` in the layout's check row 1 would be counted once
+    (H 0.7833, g [-1, 0.5, -1, 0.5])."""
+    problem = StructuredHinge(np.eye(4), [1, 0, 1, 0], queries=[[0, 1], [1, 2, 3]], oracle=get_oracle("ap"))
+    w = np.array([0.3, 0.5, -0.2, 0.1])
+    H, offset, g = problem.plane(w)
+    assert H == pytest.approx(1.2833333333333334, abs=1e-12)
+    np.testing.assert_allclose(g, [-1.0, 1.5, -1.0, 0.5], atol=1e-12)
+    assert problem.hinge_value(w) == pytest.approx(H, abs=1e-12)
+    assert offset + w @ g == pytest.approx(H, abs=1e-12)
+    np.testing.assert_allclose(problem.planes(w).G.mean(axis=0), g, atol=1e-12)
+
+
+def test_relevance_grades_count_as_relevant_above_zero():
+    """One relevance convention (y > 0) for the problem, the oracles' entry points and the estimators."""
+    X, w = np.eye(4), np.array([0.3, 0.5, -0.2, 0.1])
+    binary = StructuredHinge(X, [True, False, True, False], [np.arange(4)], get_oracle("ap"))
+    for y in ([2, 0, 1, 0], [1, -1, 3.5, 0]):
+        graded = StructuredHinge(X, y, [np.arange(4)], get_oracle("ap"))
+        np.testing.assert_array_equal(graded.plane(w).g, binary.plane(w).g)
+        assert graded.plane(w).H == binary.plane(w).H
+
+
+def test_what_the_protocol_returns_is_named():
+    from ssvm.problem import Plane, Planes, ScorePlane, ScoreSpaceProblem
+
+    problem = StructuredHinge(np.eye(4), [1, 0, 1, 0], queries=[[0, 1], [2, 3]], oracle=get_oracle("ap"))
+    w = np.array([0.3, 0.5, -0.2, 0.1])
+    plane, planes = problem.plane(w), problem.planes(w)
+    at_scores = problem.hinge_at_scores(problem.stacked_scores(w))
+    assert isinstance(problem, ScoreSpaceProblem)
+    assert isinstance(plane, Plane) and isinstance(planes, Planes) and isinstance(at_scores, ScorePlane)
+    assert plane.H == at_scores.H and plane.offset == at_scores.offset
+    np.testing.assert_array_equal(plane.g, problem.coefficients_to_subgradient(at_scores.c))
+    assert planes.delta.shape == (2,) and planes.G.shape == (2, 4)
+
+
 def test_parallel_oracle_calls_match_sequential(monkeypatch):
     X, y, queries = tiny_ranking_problem(4, n_queries=12, sizes=(5, 6, 7))
     w = np.array([1.0, -0.5, 0.25])
@@ -143,7 +181,8 @@ def _bad_oracle(scores, y):
         ({"X": np.full((4, 2), np.nan)}, "NaN"),
         ({"X": np.zeros(4)}, "2-D"),
         ({"y": np.array([True, False, True])}, "shape"),
-        ({"y": np.array([0, 2, 1, 0])}, "boolean"),
+        ({"y": np.array(["a", "b", "a", "b"])}, "numeric relevance grades"),
+        ({"y": np.array([1.0, np.nan, 1.0, 0.0])}, "NaN"),
         ({"queries": []}, "at least one query"),
         ({"queries": [np.array([0, 1, 7])]}, "outside"),
         ({"queries": [np.array([0, 2])]}, "positive and one negative"),

@@ -146,8 +146,8 @@ def test_plot_without_matplotlib_fails_at_the_start(tmp_path, command):
     assert not (tmp_path / "plots").exists()
 
 
-def test_matplotlib_missing_message(monkeypatch):
-    from ssvm._experiments.plots import matplotlib_missing
+def test_matplotlib_missing_message(monkeypatch, scripts_on_path):
+    from _common import matplotlib_missing
 
     assert matplotlib_missing() is None  # the dev install has it
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # what Python does for a blocked import
@@ -156,7 +156,7 @@ def test_matplotlib_missing_message(monkeypatch):
 
 # ---------------------------------------------------------------- helpers
 def test_sample_song_thresholds_and_count(scripts_on_path):
-    from exp_label_noise import sample_song
+    from _common import sample_song
 
     X, y = sample_song(500, np.random.default_rng(1))
     sq = (X**2).sum(axis=1)
@@ -169,7 +169,7 @@ def test_sample_song_thresholds_and_count(scripts_on_path):
 
 
 def test_flip_labels_flips_exactly(scripts_on_path):
-    from exp_label_noise import flip_labels
+    from _common import flip_labels
 
     y = np.array([0, 1] * 50)
     for rate in (0.0, 0.1, 0.37, 1.0):

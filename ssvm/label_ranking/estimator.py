@@ -4,7 +4,6 @@ This module validates, chooses the core, builds targets and dispatches; the math
 ``problem`` (the hinge), ``inference`` (the exact top-k selection), ``core`` and ``evaluation``.
 """
 
-import logging
 import warnings
 from numbers import Integral, Real
 
@@ -15,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ssvm._fitting import check_solver_params, run_solver, say
 from ssvm.exceptions import DegenerateQueriesWarning, external_stacklevel, warn_once
 from ssvm.solvers import SOLVERS
 
@@ -24,11 +24,6 @@ from .inference import MAX_CORE, star_inference
 from .problem import LabelRankingHinge, StarLayout, impute_targets
 
 __all__ = ["LabelRankSVM"]
-
-logger = logging.getLogger(__name__)
-
-_RESERVED_SOLVER_PARAMS = frozenset(
-    {"problem", "C", "tol", "max_iter", "w0", "callback", "random_state"})
 
 
 class LabelRankSVM(MultiOutputMixin, BaseEstimator):
@@ -72,7 +67,8 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the stochastic solvers.
     verbose : int, default=0
-        ``1``: an ``INFO`` log record per solve, to the ``ssvm.label_ranking.estimator`` logger.
+        ``1``: one line per solve on stdout (as :class:`ssvm.RankSVM`); ``≥ 2``: also one per
+        solver iteration.
     solver_params : dict, default=None
         Extra keyword arguments of the solver, e.g. ``{"ocas": False}``.
 
@@ -187,40 +183,54 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
             ``k >= n_labels``, ``n_core > 20`` or ``> n_labels``, an invalid explicit core, or no
             sample with ranking information.
         """
-        reserved = _RESERVED_SOLVER_PARAMS.intersection(self.solver_params or {})
-        if reserved:
-            raise ValueError(f"solver_params must not set {sorted(reserved)}: LabelRankSVM "
-                             "passes them itself (use the estimator's parameters).")
+        solver_params = check_solver_params(self.solver, self.solver_params, "LabelRankSVM")
         shape = Y.shape if hasattr(Y, "shape") else np.shape(Y)
         if len(shape) == 2 and shape[0] > 0 and shape[1] == 0:
             _check_indicator(Y)  # no labels: say so before sklearn reports "0 feature(s)"
         X, Y = validate_data(self, X, Y, accept_sparse="csr", dtype=np.float64,
                              multi_output=True)
         Y = _check_indicator(Y)
-        n_labels = Y.shape[1]
         self.core_ = self._resolve_core(Y)
+        X, Y, k = self._rankable(X, Y)
+        layout = StarLayout(Y.shape[1], X.shape[1], self.core_)
+        w, result = self._cccp(X, Y, k, layout, solver_params)
+        W, v, theta = layout.split(w)
+        self.coef_, self.intercept_ = W.copy(), v.copy()
+        self.pairwise_ = layout.pairwise_matrix(theta)
+        self.objective_ = float(result.objective)
+        self.history_ = list(result.history)
+        self.n_samples_fit_ = X.shape[0]
         if self.k == "relevant":
-            k = Y.sum(axis=1)
-            keep = (k > 0) & (k < n_labels)
-            self.n_skipped_queries_ = int((~keep).sum())
-            if not keep.all():
-                warn_once("Skipping samples whose labels cannot be ranked: with k = the number "
-                          "of relevant labels, a sample with no relevant or no irrelevant label "
-                          "has the same loss under every ranking. The fitted n_skipped_queries_ "
-                          "gives each fit's count. (Shown once per session; warnings."
-                          "simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) "
-                          "shows it at every fit.)", DegenerateQueriesWarning)
-            if not keep.any():
-                raise ValueError("no training sample has both relevant and irrelevant labels; "
-                                 "LabelRankSVM(k='relevant') has nothing to learn from.")
-            X, Y, k = X[keep], Y[keep], k[keep]
-        else:
+            self.threshold_, _ = choose_threshold(self._unary(X), *self._star(), Y)
+        return self
+
+    def _rankable(self, X, Y):
+        """The samples to train on and their cut-offs ``k`` (``k="relevant"``: each sample's
+        number of relevant labels, without the samples whose labels cannot be ranked)."""
+        n_labels = Y.shape[1]
+        if self.k != "relevant":
             if self.k >= n_labels:
                 raise ValueError(f"k={self.k} must be smaller than the number of labels "
                                  f"({n_labels}): the top k would hold every label.")
-            k = np.full(Y.shape[0], self.k, dtype=np.int64)
             self.n_skipped_queries_ = 0
-        layout = StarLayout(n_labels, X.shape[1], self.core_)
+            return X, Y, np.full(Y.shape[0], self.k, dtype=np.int64)
+        k = Y.sum(axis=1)
+        keep = (k > 0) & (k < n_labels)
+        self.n_skipped_queries_ = int((~keep).sum())
+        if not keep.all():
+            warn_once("Skipping samples whose labels cannot be ranked: with k = the number "
+                      "of relevant labels, a sample with no relevant or no irrelevant label "
+                      "has the same loss under every ranking. The fitted n_skipped_queries_ "
+                      "gives each fit's count. (Shown once per session; warnings."
+                      "simplefilter('always', ssvm.exceptions.DegenerateQueriesWarning) "
+                      "shows it at every fit.)", DegenerateQueriesWarning)
+        if not keep.any():
+            raise ValueError("no training sample has both relevant and irrelevant labels; "
+                             "LabelRankSVM(k='relevant') has nothing to learn from.")
+        return X[keep], Y[keep], k[keep]
+
+    def _cccp(self, X, Y, k, layout, solver_params):
+        """Solve for ``w`` (with a fixed ``k``, CCCP over the imputed target sets); ``(w, result)``."""
         w, T_star, result = None, Y, None
         self.n_iter_ = 0
         self.n_cccp_iter_ = 0
@@ -236,21 +246,13 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
                     break
                 T_star = T_new
             previous = None if result is None else result.objective
-            result = self._solve(LabelRankingHinge(X, Y, T_star, k, layout), w)
+            result = self._solve(LabelRankingHinge(X, Y, T_star, k, layout), w, solver_params)
             w = result.w
             self.n_cccp_iter_ += 1
             if self.k == "relevant" or (
                     previous is not None and previous - result.objective <= self.tol * previous):
-                break  # (CCCP: J decreases from round to round; stop when it stalls)
-        W, v, theta = layout.split(w)
-        self.coef_, self.intercept_ = W.copy(), v.copy()
-        self.pairwise_ = layout.pairwise_matrix(theta)
-        self.objective_ = float(result.objective)
-        self.history_ = list(result.history)
-        self.n_samples_fit_ = X.shape[0]
-        if self.k == "relevant":
-            self.threshold_, _ = choose_threshold(self._unary(X), *self._star(), Y)
-        return self
+                return w, result  # (CCCP: J decreases from round to round; stop when it stalls)
+        return w, result
 
     def _resolve_core(self, Y):
         n_labels = Y.shape[1]
@@ -274,17 +276,14 @@ class LabelRankSVM(MultiOutputMixin, BaseEstimator):
                              f"got {core.tolist()}")
         return core.astype(np.int64)
 
-    def _solve(self, problem, w0):
-        params = dict(self.solver_params or {})
-        if self.max_iter is not None:
-            params["max_iter"] = self.max_iter
-        result = SOLVERS[self.solver](problem, self.C, tol=self.tol, w0=w0,
-                                      random_state=self.random_state, **params)
+    def _solve(self, problem, w0, solver_params):
+        result = run_solver(problem, self.solver, self.C, tol=self.tol, max_iter=self.max_iter,
+                            w0=w0, random_state=self.random_state, verbose=self.verbose,
+                            name="LabelRankSVM", solver_params=solver_params)
         self.n_iter_ += int(result.n_iter)
         if self.verbose:
-            logger.info("LabelRankSVM: J=%.6g after %d iterations (converged=%s, inference "
-                        "%.3fs)", result.objective, result.n_iter, result.converged,
-                        problem.oracle_seconds)
+            say(f"LabelRankSVM: J={result.objective:.6g} after {result.n_iter} iterations "
+                f"(converged={result.converged}, inference {problem.oracle_seconds:.3f}s)")
         if not result.converged:
             warnings.warn(f"LabelRankSVM (solver={self.solver!r}) did not converge to "
                           f"tol={self.tol}; increase max_iter or tol.", ConvergenceWarning,

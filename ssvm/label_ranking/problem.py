@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ssvm.problem import Problem
+from ssvm.problem import Plane, Planes, ScorePlane, ScoreSpaceProblem
 
 from .inference import star_inference
 
@@ -81,12 +81,11 @@ class StarLayout:
         return T[:, self.pairs[:, 0]] * T[:, self.pairs[:, 1]]
 
 
-class LabelRankingHinge(Problem):
+class LabelRankingHinge(ScoreSpaceProblem):
     """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of label ranking over Q samples.
 
-    A :class:`ssvm.problem.Problem`: the package's solvers minimise ``J`` over it. It also offers
-    the score-space access of OCAS's line search (``supports_line_search``), with the unary scores
-    of every sample and ``θ`` as the stacked scores.
+    A :class:`ssvm.problem.ScoreSpaceProblem`: the package's solvers minimise ``J`` over it, and
+    OCAS's line search moves along its stacked scores, the unary scores of every sample and ``θ``.
 
     Parameters
     ----------
@@ -109,8 +108,6 @@ class LabelRankingHinge(Problem):
         Cumulative time in the inference and in products with ``X``.
     """
 
-    supports_line_search = True
-
     def __init__(self, X, Y, T_star, k, layout):
         self.X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
         self.Y = np.asarray(Y, dtype=bool)
@@ -132,12 +129,6 @@ class LabelRankingHinge(Problem):
         self.matvec_seconds = 0.0
 
     # ------------------------------------------------------------------ pieces
-    def _check_w(self, w):
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w
-
     def _scores(self, w, rows=None):
         """Unary scores ``S = X Wᵀ + v`` (of ``rows``) and ``θ``."""
         W, v, theta = self.layout.split(w)
@@ -177,12 +168,9 @@ class LabelRankingHinge(Problem):
 
         Returns
         -------
-        H : float
-            ``(1/Q) Σ_q H_q(w)``.
-        offset : float
-            ``(1/Q) Σ_q delta_q``, so that ``H(w') >= offset + w'·g`` with equality at ``w``.
-        g : ndarray of shape (n_features,)
-            ``(1/Q) Σ_q G_q``, a subgradient of ``H`` at ``w``.
+        Plane
+            ``H = (1/Q) Σ_q H_q(w)``; ``offset = (1/Q) Σ_q delta_q``, so that
+            ``H(w') >= offset + w'·g`` with equality at ``w``; ``g = (1/Q) Σ_q G_q``.
         """
         S, theta = self._scores(self._check_w(w))
         delta, D, pdiff = self._answers(S, theta)
@@ -190,7 +178,7 @@ class LabelRankingHinge(Problem):
         offset = float(delta.sum()) / Q
         H = offset + float((D * S).sum() + pdiff.sum(axis=0) @ theta) / Q
         g = np.concatenate([self._weight_gradient(D), pdiff.sum(axis=0)]) / Q
-        return H, offset, g
+        return Plane(H, offset, g)
 
     def planes(self, w, queries=None):
         """Tight supporting planes ``H_q(w') >= delta_q + w'·G_q`` of the sample hinges at ``w``.
@@ -203,20 +191,18 @@ class LabelRankingHinge(Problem):
 
         Returns
         -------
-        delta : ndarray of shape (m,)
-        G : ndarray of shape (m, n_features)
+        Planes
+            ``delta`` of shape (m,), ``G`` of shape (m, n_features).
         """
         w = self._check_w(w)
-        rows = None if queries is None else np.asarray(queries, dtype=np.int64).reshape(-1)
-        if rows is not None and rows.size and (rows.min() < 0 or rows.max() >= self.n_queries):
-            raise ValueError(f"query numbers must lie in [0, {self.n_queries})")
+        rows = None if queries is None else self._query_numbers(queries)
         S, theta = self._scores(w, rows)
         delta, D, pdiff = self._answers(S, theta, rows)
         X = self.X if rows is None else self.X[rows]
         Xd = X.toarray() if sp.issparse(X) else X
         G = np.concatenate([(D[:, :, None] * Xd[:, None, :]).reshape(D.shape[0], -1), D, pdiff],
                            axis=1)
-        return delta, G
+        return Planes(delta, G)
 
     # ------------------------------------------------------------------ score space
     # The cutting plane's OCAS loop works on "stacked scores": here the unary scores of every
@@ -245,20 +231,16 @@ class LabelRankingHinge(Problem):
 
         Returns
         -------
-        H : float
-        c : ndarray of shape (Q·L + n_pairs,)
-            ``[D.ravel(), Σ pair differences] / Q``, so that ``H = offset + s @ c``.
-        offset : float
-            ``(1/Q) Σ_q delta_q``.
+        ScorePlane
+            ``c = [D.ravel(), Σ pair differences] / Q`` and ``offset = (1/Q) Σ_q delta_q``, so
+            that ``H = offset + s @ c``.
         """
-        s = np.asarray(s, dtype=np.float64)
         QL = self.n_queries * self.layout.n_labels
-        if s.shape != (QL + self.layout.pairs.shape[0],):
-            raise ValueError(f"s must have shape ({QL + self.layout.pairs.shape[0]},)")
+        s = self._check_stacked(s, QL + self.layout.pairs.shape[0], "s")
         delta, D, pdiff = self._answers(s[:QL].reshape(self.n_queries, -1), s[QL:])
         c = np.concatenate([D.ravel(), pdiff.sum(axis=0)]) / self.n_queries
         offset = float(delta.sum()) / self.n_queries
-        return offset + float(s @ c), c, offset
+        return ScorePlane(offset + float(s @ c), c, offset)
 
     def coefficients_to_subgradient(self, c):
         """The weight-space subgradient of a `hinge_at_scores` plane.

@@ -53,7 +53,7 @@ def fingerprint(model, intercept, w0, data, positive):
               "random_state": seed if seed is None or isinstance(seed, Integral) else "RandomState",
               "solver_params": repr(sorted((model.solver_params or {}).items())),
               "data": data.fingerprint(), "labels": digest(positive.astype(bool))}
-    return json.dumps(params, sort_keys=True)
+    return json.dumps(params, sort_keys=True, default=repr)  # a QSLoss object by its repr
 
 
 def save_checkpoint(path, fingerprint, state, meter):

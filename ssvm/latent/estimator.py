@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ssvm._fitting import check_solver_params, draw_seeds, run_solver, say
 from ssvm.detection.detections import nms_per_image
 from ssvm.exceptions import external_stacklevel
-from ssvm.losses import ORACLE_NAMES, get_oracle
+from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry
 from ssvm.losses.pooled import segment_argmax
 from ssvm.metrics import accuracy_threshold, ranking_score
 from ssvm.solvers import SOLVERS
@@ -27,8 +27,9 @@ from .convex import ConvexBound, OracleMeter, mean_feature_problem
 __all__ = ["LatentRankSVM", "LATENT_LOSSES"]
 
 #: Losses whose hinge is non-increasing in a positive's score and non-decreasing in a negative's,
-#: which is what makes the CCCP bound valid (precision@k's joint feature does not have this property).
-LATENT_LOSSES = ("ap", "ndcg", "zero_one")
+#: which is what makes the CCCP bound valid (precision@k's joint feature does not have this property;
+#: every QSLoss object has it): the loss table's ``latent`` column.
+LATENT_LOSSES = tuple(name for name in LOSS_NAMES if loss_entry(name).latent)
 
 _ZERO_START = (
     "LatentRankSVM cannot start from w = 0 (init={init}): every window then scores 0, so CCCP "
@@ -46,9 +47,10 @@ class LatentRankSVM(BaseEstimator):
 
     Parameters
     ----------
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
         Loss of the structured hinge (binary relevance, as in :class:`ssvm.RankSVM`);
-        ``"zero_one"`` gives the latent binary SVM baseline.
+        ``"zero_one"`` gives the latent binary SVM baseline. A user loss object (an
+        ``ssvm.losses.QSLoss`` instance) can be passed as well.
     oracle : str, default="auto"
         Loss-augmented inference oracle (:data:`ssvm.losses.ORACLE_NAMES`), e.g. ``"qs"`` or
         ``"yue"`` to compare their cost on the same problem.
@@ -158,7 +160,7 @@ class LatentRankSVM(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "loss": [StrOptions(set(LATENT_LOSSES))],
+        "loss": [StrOptions(set(LATENT_LOSSES)), QSLoss],
         "oracle": [StrOptions(set(ORACLE_NAMES))],
         "solver": [StrOptions(set(SOLVERS))],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -240,7 +242,8 @@ class LatentRankSVM(BaseEstimator):
             raise ValueError("resume=True needs a checkpoint path")
         solver_params = check_solver_params(self.solver, self.solver_params, "LatentRankSVM")
         loss_oracle = get_oracle(self.loss, self.oracle)
-        intercept = self.loss == "zero_one" if self.fit_intercept == "auto" else bool(self.fit_intercept)
+        learns_intercept = loss_entry(self.loss).intercept
+        intercept = learns_intercept if self.fit_intercept == "auto" else bool(self.fit_intercept)
         w0 = self._given_start(data.n_features, intercept)
         seeds = draw_seeds(self.random_state, self.max_cccp_iter + 1)
         solve = partial(self._solve, seeds=seeds, solver_params=solver_params)
@@ -272,7 +275,7 @@ class LatentRankSVM(BaseEstimator):
             if self.coef_.shape != (n_features,):
                 raise ValueError(f"warm_start=True needs the previous fit to have the same number "
                                  f"of features: coef_ has {self.coef_.size}, the data {n_features}")
-            bias = self.intercept_ if self.loss == "zero_one" else 0.0  # ranking: threshold only
+            bias = self.intercept_ if loss_entry(self.loss).intercept else 0.0  # ranking: threshold only
             return np.append(self.coef_, bias) if intercept else self.coef_.copy()
         if isinstance(self.init, str) and self.init == "zeros":
             raise ValueError(_ZERO_START.format(init="'zeros'"))
@@ -310,7 +313,7 @@ class LatentRankSVM(BaseEstimator):
         bias = float(state.w[d]) if intercept else 0.0
         scores = data.scores(self.coef_, bias)
         best = segment_argmax(scores, data.offsets)
-        if self.loss == "zero_one":
+        if loss_entry(self.loss).intercept:
             self.intercept_ = bias
         else:  # ranking losses do not fix a threshold: the best cut of the training images
             self.intercept_ = bias - accuracy_threshold(scores[best], positive)
@@ -396,7 +399,7 @@ class LatentRankSVM(BaseEstimator):
         if y.shape != scores.shape:
             raise ValueError(f"y must hold one label per image ({scores.shape[0]}), got shape "
                              f"{y.shape}")
-        if self.loss == "zero_one":
+        if loss_entry(self.loss).metric == "accuracy":
             return float(np.mean(self.classes_[(scores > 0).astype(int)] == y))
         return ranking_score(y == self.classes_[1], scores, loss=self.loss)
 

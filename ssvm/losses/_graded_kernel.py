@@ -48,6 +48,24 @@ def pack_all(scores, shift, keys):
 
 
 @njit(cache=True)
+def _grade_counts(r):
+    """The distinct grades of ``r`` (ascending) and how many rows have each: one counting pass when
+    the grades are small (as they are: 0-4 in LETOR sets), else a sort."""
+    top = r.max()
+    if top > 2 * r.size + 64:
+        levels = np.unique(r)
+        counts = np.zeros(levels.size, dtype=np.int64)
+        for i in range(r.size):
+            counts[np.searchsorted(levels, r[i])] += 1
+        return levels, counts
+    counts = np.zeros(top + 1, dtype=np.int64)
+    for i in range(r.size):
+        counts[r[i]] += 1
+    levels = np.flatnonzero(counts)
+    return levels.astype(np.int64), counts[levels]
+
+
+@njit(cache=True)
 def level_alphas(r, code):
     """The distinct grades v_0 < ... < v_L of one query's grades ``r`` and the weight α_k of each
     level's split ``[r ≥ v_k]`` (α_0 = 0: that split leaves no row irrelevant).
@@ -55,12 +73,9 @@ def level_alphas(r, code):
     α_k = (g(v_k) − g(v_{k−1})) · IDCG_k / IDCG, IDCG_k the binary ideal DCG of ``[r ≥ v_k]`` and
     IDCG = g(v_0) · IDCG_0 + Σ_k (g(v_k) − g(v_{k−1})) · IDCG_k, the graded ideal DCG summed over
     the same thresholds (so that one level gives α = 1 exactly)."""
-    levels = np.unique(r)
+    levels, n_at_least = _grade_counts(r)
     n_levels = levels.size
-    n_at_least = np.zeros(n_levels, dtype=np.int64)  # rows with grade >= levels[k]
-    for i in range(r.size):
-        n_at_least[np.searchsorted(levels, r[i])] += 1
-    for k in range(n_levels - 2, -1, -1):
+    for k in range(n_levels - 2, -1, -1):  # rows with grade >= levels[k]
         n_at_least[k] += n_at_least[k + 1]
     weight = np.empty(n_levels)  # g(v_0), then g(v_k) − g(v_{k−1})
     ideal = np.empty(n_levels)  # IDCG of [r >= v_k]
@@ -82,16 +97,27 @@ def level_alphas(r, code):
 @njit(cache=True)
 def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
     """``(c, delta)`` of one query whose keys are sorted and repaired: writes ``c`` (every entry),
-    returns delta.  ``pos``, ``neg``, ``c_t`` are work arrays of at least ``s.size`` entries."""
+    returns delta.  ``pos``, ``neg``, ``c_t`` are work arrays of at least ``s.size`` entries;
+    ``keys`` is overwritten.
+
+    The rows are renumbered in key order first (row t: the t-th in (−score, index) order, its key's
+    index bits set to t, which keeps the keys sorted and ties in index order): every split, walk and
+    sum then reads and writes in sequence, and ``c`` is scattered back to the rows once."""
     n = s.size
     levels, alpha = level_alphas(r, code)
     low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
-    c[:] = 0.0
+    rows = np.empty(n, dtype=np.int64)
+    s_sorted = np.empty(n)
+    r_sorted = np.empty(n, dtype=np.int64)
+    c_sorted = np.zeros(n)
+    for t in range(n):
+        i = np.int64(keys[t] & low)
+        rows[t] = i
+        s_sorted[t] = s[i]
+        r_sorted[t] = r[i]
+        keys[t] = (keys[t] & ~low) | np.uint64(t)
     delta = 0.0
     table = np.zeros(1)
-    r_sorted = np.empty(n, dtype=np.int64)  # the grades in key order: the splits read them in sequence
-    for t in range(n):
-        r_sorted[t] = r[np.int64(keys[t] & low)]
     for k in range(1, levels.size):
         if alpha[k] == 0.0:
             continue  # binary gains above grade 1: the split adds nothing
@@ -105,12 +131,14 @@ def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
             neg[n_neg] = key
             n_pos += above
             n_neg += 1 - above
-        sp, pos_ids = unpack(pos[:n_pos], s, shift)
+        sp, pos_ids = unpack(pos[:n_pos], s_sorted, shift)
         builtin_table(KIND_NDCG_LOG2, n_pos, table)
-        counts = _walk_core(s, sp, pos_ids, neg[:n_neg], shift, KIND_NDCG_LOG2, table, lt, c_t[:n])
+        counts = _walk_core(s_sorted, sp, pos_ids, neg[:n_neg], shift, KIND_NDCG_LOG2, table, lt, c_t[:n])
         delta += alpha[k] * builtin_value(KIND_NDCG_LOG2, counts)
-        for i in range(n):
-            c[i] += alpha[k] * c_t[i]
+        for t in range(n):
+            c_sorted[t] += alpha[k] * c_t[t]
+    for t in range(n):
+        c[rows[t]] = c_sorted[t]
     return delta
 
 

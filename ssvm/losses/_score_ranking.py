@@ -20,9 +20,10 @@ from numba import njit
 
 from ._packed_keys import packed_order
 from ._rank_kernels import write_coefficients
+from .dp import ap_direct_loss_inference
 from .rank_losses import loss_value
 
-__all__ = ["ranked_by_score", "labelled_by_score", "zero_one_diminished"]
+__all__ = ["ranked_by_score", "labelled_by_score", "zero_one_diminished", "ap_diminished"]
 
 
 _BATCH_MAX = 4096  # queries up to this size are sorted inside one compiled loop; larger ones by numpy
@@ -64,7 +65,7 @@ def _ranked_kernel(scores, y, starts, ends, kind, log2_form, c_all, delta):
 
 
 def ranked_by_score(scores, y, starts, ends, loss):
-    """``(c, delta)`` of R_w, the ranking of each query by (−score, index), for AP or NDCG.
+    """``(c, delta)`` of R_w, the ranking of each query by (−score, index), for a QS loss.
 
     Parameters
     ----------
@@ -72,29 +73,62 @@ def ranked_by_score(scores, y, starts, ends, loss):
         Stacked scores.
     y : ndarray of bool, shape (n,)
     starts, ends : ndarray of int64, shape (Q,)
-    loss : APLoss or NDCGLoss
-        Its ``kernel_spec`` kind selects the closed form of Δ (as in the batched QS oracle).
+    loss : QSLoss
+        A loss that declares ``compiled_batch`` (the built-in AP and NDCG) gets Δ from the closed
+        form of its declared ``kind`` inside the compiled loop; any other from its own
+        :meth:`~ssvm.losses.QSLoss.value`.
 
     Returns
     -------
     c : ndarray of float64, shape (n,)
         Coefficients of Ψ(R_w) − Ψ(R*) in each query's rows, zero elsewhere.
     delta : ndarray of float64, shape (Q,)
-        Δ(R*, R_w) per query: 1 − AP or 1 − NDCG of the ranking by score.
+        Δ(R*, R_w) per query (1 − AP or 1 − NDCG of the ranking by score for the built-ins).
     """
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
-    kind = loss.kernel_spec(1, 1)[0]
-    log2_form = getattr(loss, "discount", "log2") == "log2"
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
+    if not loss.compiled_batch:
+        for k in range(starts.size):
+            a, b = starts[k], ends[k]
+            sp, pos_ids, sn, neg_ids = packed_order(scores[a:b], y[a:b])
+            ranks = _merge_ranks(sp, pos_ids, sn, neg_ids)
+            c[a:b], counts = write_coefficients(ranks, neg_ids, pos_ids, b - a, sp.size, sn.size)
+            delta[k] = float(loss.value(counts))
+        return c, delta
+    kind = loss.kind
     small = ends - starts <= _BATCH_MAX
     delta_small = np.empty(int(small.sum()))
-    _ranked_kernel(scores, y, starts[small], ends[small], kind, log2_form, c, delta_small)
+    _ranked_kernel(scores, y, starts[small], ends[small], kind, True, c, delta_small)
     delta[small] = delta_small
     for k in np.flatnonzero(~small):  # numpy's SIMD sort of packed keys beats the compiled one here
         a, b = starts[k], ends[k]
-        c[a:b], delta[k] = _ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, log2_form)
+        c[a:b], delta[k] = _ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, True)
+    return c, delta
+
+
+def ap_diminished(scores, y, starts, ends, epsilon):
+    """``(c, delta)`` of the loss-diminished AP ranking ``argmax F − εΔ`` per query (Song et al.'s
+    dynamic program, :func:`~ssvm.losses.ap_direct_loss_inference`).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+    epsilon : float
+        > 0.
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : ndarray of float64, shape (Q,)
+    """
+    c = np.zeros(scores.size)
+    delta = np.empty(len(starts))
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        c[a:b], delta[k] = ap_direct_loss_inference(scores[a:b], y[a:b], epsilon, -1)
     return c, delta
 
 

@@ -6,9 +6,11 @@ loops); the public functions validate once, here.
 
 import numpy as np
 
-from .graded import check_grades
+from ssvm._queries import check_relevance
 
-__all__ = ["validate_scores_labels", "validate_scores_grades"]
+__all__ = ["validate_scores_labels", "validate_scores_grades", "check_grades"]
+
+_MAX_EXPONENTIAL_GRADE = 60  # 2^r − 1 stays exact in float64 and far from overflowing
 
 
 def validate_scores_labels(scores, y):
@@ -19,7 +21,8 @@ def validate_scores_labels(scores, y):
     scores : array-like of shape (n,)
         Finite real scores.
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}. ``True`` / ``1`` marks a positive.
+        Relevance: bool, or numbers of which those > 0 are relevant (0/1, ±1 or grades), the one
+        convention of :func:`ssvm._queries.check_relevance`.
 
     Returns
     -------
@@ -31,11 +34,13 @@ def validate_scores_labels(scores, y):
     Raises
     ------
     ValueError
-        If the arrays are not 1-D, differ in length, contain NaN/inf scores, labels outside a
-        binary coding, or the query has no positive or no negative.
+        If the arrays are not 1-D, differ in length, contain NaN/inf scores or labels, labels that
+        are not numbers, or the query has no positive or no negative.
     """
     s, lab = _scores_and_labels(scores, y)
-    yb = _binary_labels(lab)
+    if lab.size == 0:
+        raise ValueError("y is empty")
+    yb = np.ascontiguousarray(check_relevance(lab, lab.shape[0]))  # the one convention: y > 0
     n_pos = int(np.count_nonzero(yb))
     if n_pos == 0:
         raise ValueError("y has no positive sample (need at least one positive and one negative)")
@@ -93,18 +98,57 @@ def _scores_and_labels(scores, y):
     return s, lab
 
 
-def _binary_labels(lab):
-    """Labels as positives (``True``), checked in O(n) by comparisons (no sort, no hashing)."""
-    if lab.dtype == bool:
-        return np.ascontiguousarray(lab)
-    if not (np.issubdtype(lab.dtype, np.integer) or np.issubdtype(lab.dtype, np.floating)):
-        raise ValueError(f"labels must be bool or numeric, got dtype {lab.dtype}")
-    if lab.size == 0:
-        raise ValueError("y is empty")
-    positive = lab == 1
-    if np.all(positive | (lab == 0)) or np.all(positive | (lab == -1)):
-        return positive
-    bad = lab[~(positive | (lab == 0) | (lab == -1))]
-    if bad.size == 0:
-        raise ValueError("labels mix 0 and -1 as the negative class: use one binary coding, {0, 1} or {-1, 1}")
-    raise ValueError(f"labels must be binary (bool, {{0, 1}} or {{-1, 1}}), got values such as {bad[:5].tolist()}")
+def check_grades(y, n_samples=None, name="y", gain="exponential"):
+    """Relevance grades as int64: non-negative integers (bool, integer-valued floats and the ±1 coding
+    of binary labels accepted; −1 is grade 0 there).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    n_samples : int, optional
+        The expected length.
+    name : str, default="y"
+        The argument's name, for messages.
+    gain : str, default="exponential"
+        The gain the grades are for (exponential gains accept grades up to 60).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D (of length ``n_samples``), not numeric, or holds NaN or infinite,
+        negative or non-integer values (the message counts the rows and says what to pass).
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or (n_samples is not None and y.shape[0] != n_samples):
+        want = "" if n_samples is None else f" of length {n_samples}"
+        raise ValueError(f"{name} must be 1-D{want}, one relevance grade per row; got shape {y.shape}")
+    if y.dtype == bool:
+        return y.astype(np.int64)
+    if y.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold numeric relevance grades (0, 1, 2, ...); got dtype {y.dtype}")
+    if y.size and np.all((y == -1) | (y == 1)):  # the ±1 coding of binary labels
+        return (y == 1).astype(np.int64)
+    if y.dtype.kind in "iu":
+        bad = y < 0
+        if np.any(bad):
+            raise _grade_error(name, int(np.count_nonzero(bad)), y.size, "negative")
+        grades = y.astype(np.int64)
+    else:
+        for what, bad in (("NaN or infinite", ~np.isfinite(y)), ("negative", y < 0), ("non-integer", y != np.floor(y))):
+            if np.any(bad):
+                raise _grade_error(name, int(np.count_nonzero(bad)), y.size, what)
+        grades = y.astype(np.int64)
+    if gain == "exponential" and grades.size and grades.max() > _MAX_EXPONENTIAL_GRADE:
+        raise ValueError(f"{name} has grades up to {grades.max()}; exponential gains 2^r − 1 take grades "
+                         f"up to {_MAX_EXPONENTIAL_GRADE}: rescale them or pass gain='linear'")
+    return grades
+
+
+def _grade_error(name, n_bad, n, what):
+    return ValueError(f"{name} has {n_bad} of {n} rows with {what} relevance grades; graded NDCG needs "
+                      "non-negative integer grades (0 = irrelevant, 1, 2, ...): pass them as integers "
+                      "(e.g. np.rint(y).astype(int) after checking), or gain='binary' to count y > 0 as relevant")

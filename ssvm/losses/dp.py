@@ -99,7 +99,7 @@ def ap_direct_loss_inference(scores, y, epsilon=1.0, direction=1):
     scores : array-like of shape (n,)
         Scores w·ψ(x) of the query's samples.
     y : array-like of shape (n,)
-        Binary relevance (bool, {0, 1} or {-1, 1}).
+        Relevance: bool, or numbers of which those > 0 are relevant.
     epsilon : float, default=1.0
         Weight ε ≥ 0 of the loss.
     direction : {1, -1}, default=1

@@ -26,7 +26,8 @@ from ._graded_kernel import GAIN_CODES, graded_query, graded_small_batch, level_
 from ._packed_keys import index_bits, repair
 from ._qs_walk import inverse_log_table
 from ._score_ranking import ranked_by_score
-from .qs import qs_batch
+from ._validation import check_grades
+from .qs import qs_batch, qs_oracle
 from .rank_losses import NDCGLoss
 
 __all__ = ["GAINS", "check_gain", "check_grades", "graded_ndcg_oracle", "graded_ndcg_batch", "combine_levels",
@@ -35,7 +36,6 @@ __all__ = ["GAINS", "check_gain", "check_grades", "graded_ndcg_oracle", "graded_
 #: the gains of graded NDCG, the default first
 GAINS = ("exponential", "linear", "binary")
 _BATCH_MAX = 4096  # queries up to this size are sorted inside the compiled loop; larger ones by numpy
-_MAX_EXPONENTIAL_GRADE = 60  # 2^r − 1 stays exact in float64 and far from overflowing
 _NDCG = NDCGLoss()
 
 
@@ -53,62 +53,6 @@ def check_gain(gain):
     if not isinstance(gain, str) or gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS} (g(r) = 2^r − 1, r, or [r > 0]); got {gain!r}")
     return gain
-
-
-def check_grades(y, n_samples=None, name="y", gain="exponential"):
-    """Relevance grades as int64: non-negative integers (bool, integer-valued floats and the ±1 coding
-    of binary labels accepted; −1 is grade 0 there).
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-    n_samples : int, optional
-        The expected length.
-    name : str, default="y"
-        The argument's name, for messages.
-    gain : str, default="exponential"
-        The gain the grades are for (exponential gains accept grades up to 60).
-
-    Returns
-    -------
-    ndarray of int64, shape (n_samples,)
-
-    Raises
-    ------
-    ValueError
-        If ``y`` is not 1-D (of length ``n_samples``), not numeric, or holds NaN or infinite,
-        negative or non-integer values (the message counts the rows and says what to pass).
-    """
-    y = np.asarray(y)
-    if y.ndim != 1 or (n_samples is not None and y.shape[0] != n_samples):
-        want = "" if n_samples is None else f" of length {n_samples}"
-        raise ValueError(f"{name} must be 1-D{want}, one relevance grade per row; got shape {y.shape}")
-    if y.dtype == bool:
-        return y.astype(np.int64)
-    if y.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold numeric relevance grades (0, 1, 2, ...); got dtype {y.dtype}")
-    if y.size and np.all((y == -1) | (y == 1)):  # the ±1 coding of binary labels
-        return (y == 1).astype(np.int64)
-    if y.dtype.kind in "iu":
-        bad = y < 0
-        if np.any(bad):
-            raise _grade_error(name, int(np.count_nonzero(bad)), y.size, "negative")
-        grades = y.astype(np.int64)
-    else:
-        for what, bad in (("NaN or infinite", ~np.isfinite(y)), ("negative", y < 0), ("non-integer", y != np.floor(y))):
-            if np.any(bad):
-                raise _grade_error(name, int(np.count_nonzero(bad)), y.size, what)
-        grades = y.astype(np.int64)
-    if gain == "exponential" and grades.size and grades.max() > _MAX_EXPONENTIAL_GRADE:
-        raise ValueError(f"{name} has grades up to {grades.max()}; exponential gains 2^r − 1 take grades "
-                         f"up to {_MAX_EXPONENTIAL_GRADE}: rescale them or pass gain='linear'")
-    return grades
-
-
-def _grade_error(name, n_bad, n, what):
-    return ValueError(f"{name} has {n_bad} of {n} rows with {what} relevance grades; graded NDCG needs "
-                      "non-negative integer grades (0 = irrelevant, 1, 2, ...): pass them as integers "
-                      "(e.g. np.rint(y).astype(int) after checking), or gain='binary' to count y > 0 as relevant")
 
 
 def level_weights(grades, gain="exponential"):
@@ -203,6 +147,8 @@ def graded_ndcg_oracle(scores, y, gain="exponential"):
     delta : float
         ``Σ_t α_t δ_t``, the graded 1 − NDCG of the maximiser.
     """
+    if np.asarray(y).dtype == bool:  # binary relevance: the binary oracle itself
+        return qs_oracle(scores, y, _NDCG)
     c, delta = graded_ndcg_batch(scores, y, np.array([0]), np.array([scores.size]), gain)
     return c, float(delta[0])
 
@@ -269,6 +215,9 @@ def graded_by_levels(scores, y, gain, binary, **binary_params):
     c : ndarray of float64, shape (n,)
     delta : float
     """
+    if np.asarray(y).dtype == bool:  # binary relevance: the binary oracle itself
+        return binary(scores, y, **binary_params)
+
     def per_query(s, yb, starts, ends):
         c_v = np.zeros(s.size)
         d_v = np.empty(starts.size)

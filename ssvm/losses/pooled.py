@@ -11,7 +11,7 @@ subgradient of it, exactly as the oracle contract asks.
 import numpy as np
 from numba import njit
 
-from .registry import Oracle, as_oracle
+from .oracle import Oracle, as_oracle
 
 __all__ = ["segment_argmax", "max_pooled_oracle", "pooled_oracle"]
 

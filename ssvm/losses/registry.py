@@ -1,51 +1,49 @@
-"""Registry of losses and oracles, and the public entry points of :mod:`ssvm.losses`.
+"""The loss table, and the public entry points of :mod:`ssvm.losses` that read it.
 
-One declarative table, ``_REGISTRY``: per loss name (and ``_QS_LOSS_ENTRY`` for any
-:class:`QSLoss` object) the oracles that serve it, each an :class:`OracleSpec` (its per-query
-function and its batch form, if any), the oracle ``"auto"`` resolves to, the loss's parameters and
-its value.  :func:`supported_oracles`, :func:`get_oracle`, :func:`loss_augmented_inference` and
-:func:`ranking_loss` all read it; nothing inspects a loss's type or an oracle's function.
+One declarative table, ``_REGISTRY``: per loss name a :class:`LossEntry` (and, for any user
+:class:`QSLoss` object, one built from ``_QS_LOSS_ENTRY``) says everything the rest of ssvm needs to
+know about the loss: its label, its parameters and their defaults, the oracles that serve it
+(each an :class:`OracleSpec`) and the one ``"auto"`` resolves to, its value, its gains, its
+direct-loss directions, whether it learns an intercept, whether the latent bound holds for it and
+how its trained measure is computed.  :func:`loss_entry` is how other modules ask; nothing
+outside this table compares a loss's name or inspects an oracle's function.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Optional
 
 import numpy as np
 
 from ._classification_kernels import precision_at_k_batch
+from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
 from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
-from .graded import check_gain, graded_by_levels, graded_ndcg_batch, graded_ndcg_oracle, graded_ndcg_value
+from .graded import (
+    GAINS,
+    check_gain,
+    graded_by_levels,
+    graded_ndcg_batch,
+    graded_ndcg_oracle,
+    graded_ndcg_value,
+    graded_ranked_by_score,
+)
 from .greedy import search_oracle, sorted_scan_oracle
+from .oracle import Oracle, OracleSpec, as_oracle
 from .qs import qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 
-__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "Oracle", "OracleSpec", "as_oracle", "supported_oracles", "get_oracle",
-           "loss_augmented_inference", "ranking_loss"]
+__all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
+           "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
 LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
-
-
-@dataclass(frozen=True)
-class OracleSpec:
-    """One (loss, oracle) pair of the registry: what solves one query, and many at once.
-
-    Parameters
-    ----------
-    single : callable
-        ``single(scores, y, **params) -> (c, delta)``, a module-level function.
-    batched : callable or None, default=None
-        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` over stacked queries, exactly
-        ``single`` on each; None: :meth:`Oracle.batch` loops over ``single``.  A batch form taking
-        a loss object serves only the losses that declare ``compiled_batch``
-        (:class:`~ssvm.losses.QSLoss`).
-    """
-
-    single: Callable
-    batched: Optional[Callable] = None
+#: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
+DIRECTIONS = ("positive", "negative", "perceptron")
+#: gains of a graded measure (:func:`ssvm.metrics.mean_ndcg`)
+METRICS = ("ranking", "accuracy")
 
 
 def _check_k(k):
@@ -64,6 +62,13 @@ def _rank_value(s, yb, loss):
     return float(loss.value(counts))
 
 
+def _ndcg_value(s, y, loss, gain):
+    """1 − NDCG of the ranking by score: binary for boolean ``y``, else graded with ``gain``."""
+    if y.dtype == bool:
+        return _rank_value(s, y, loss)
+    return 1.0 - graded_ndcg_value(s, y, gain)
+
+
 def _zero_one_value(s, yb):
     return float(np.mean((s > 0) != yb))
 
@@ -73,145 +78,159 @@ def _precision_value(s, yb, k):
     return float(np.count_nonzero(~yb[np.argsort(-s, kind="stable")][:k])) / k
 
 
-@dataclass(frozen=True)
-class _LossEntry:
-    """A loss in the registry: its oracles, what "auto" picks, how its oracles get their parameters.
+def _given(loss):
+    """The user's loss object itself (an entry's ``loss_object`` for a :class:`QSLoss` instance)."""
+    return loss
 
-    ``loss_object`` builds the :class:`QSLoss` that rank-loss oracles take as ``loss=`` (None: the
-    oracles take no loss object); ``params`` maps each loss parameter to its default and checker;
-    ``value(scores, y, **params)`` is the loss of the ranking (or labelling) by score.
+
+@dataclass(frozen=True)
+class LossEntry:
+    """What ssvm knows about one loss: one row of the loss table (see :func:`loss_entry`).
+
+    Parameters
+    ----------
+    name : str
+        The loss's name, for messages (``"ap"``, ...; a user loss object's class name).
+    label : str
+        Short label for tables (``"AP"``, ``"NDCG"``, ``"0-1"``, ``"P@k"``; a user loss object's
+        ``name``).
+    oracles : dict of str to OracleSpec
+        The oracles that serve the loss, by name.
+    auto : str
+        The oracle ``"auto"`` resolves to (the fastest exact one, measured with
+        ``scripts/bench_oracles.py``).
+    value : callable
+        ``value(scores, y, **arguments) -> float``: Δ of the ranking (or labelling) by score.
+    loss_object : callable or None, default=None
+        Builds the :class:`QSLoss` the oracles and ``value`` take as ``loss=`` (None: they take none).
+    params : dict, default={}
+        Loss parameter name -> ``(default, checker)``; ``checker(value)`` returns the checked value
+        or raises a ValueError. The one place a default (precision@k's ``k``) is defined.
+    gains : tuple of str, default=()
+        The gains (:data:`GAINS`) its measure takes; () for a binary measure.
+    binary_only : bool, default=True
+        Training sees relevance as binary (``y > 0`` relevant).
+    metric : {"ranking", "accuracy"}, default="ranking"
+        The trained measure: ``"ranking"``, one minus Δ of the ranking by score over the queries
+        with a relevant and a non-relevant row; ``"accuracy"``, the share of rows whose
+        ``score > 0`` matches ``y > 0``, over every query.
+    intercept : bool, default=False
+        The loss is not invariant to shifting all scores, so the estimators learn an intercept.
+    latent : bool, default=True
+        The hinge is non-increasing in a positive's score and non-decreasing in a negative's, which
+        makes :class:`~ssvm.LatentRankSVM`'s CCCP bound valid.
+    by_score : callable or None, default=None
+        ``by_score(scores, y, starts, ends, **arguments) -> (c, delta)``: Ψ(R_w) − Ψ(R*) and
+        Δ(R*, R_w) of the output by score over stacked queries; None: no direct-loss gradient.
+    diminished : callable or None, default=None
+        ``diminished(scores, y, starts, ends, epsilon) -> (c, delta)``: the loss-diminished output
+        argmax F − εΔ; None: no ``"negative"`` direction.
     """
 
+    name: str
+    label: str
     oracles: dict
     auto: str
     value: Callable
     loss_object: Optional[Callable] = None
     params: dict = field(default_factory=dict)
+    gains: tuple = ()
+    binary_only: bool = True
+    metric: str = "ranking"
+    intercept: bool = False
+    latent: bool = True
+    by_score: Optional[Callable] = None
+    diminished: Optional[Callable] = None
+
+    @property
+    def directions(self):
+        """The direct-loss directions (:data:`DIRECTIONS`) the loss has, () if none."""
+        if self.by_score is None:
+            return ()
+        return tuple(d for d in DIRECTIONS if d != "negative" or self.diminished is not None)
+
+    def check_params(self, given):
+        """The loss parameters ``given`` (a dict), checked, with the defaults filled in.
+
+        Raises
+        ------
+        ValueError
+            On a parameter the loss does not have, or an invalid value.
+        """
+        extra = set(given) - set(self.params)
+        if extra:
+            raise ValueError(f"unknown parameter(s) {sorted(extra)} for loss {self.name!r}; "
+                             f"allowed: {list(self.params)}")
+        return {name: check(given.get(name, default)) for name, (default, check) in self.params.items()}
+
+    def arguments(self, given):
+        """Keyword arguments of the loss's oracles, ``value`` and ``by_score``: the checked
+        parameters and, for a rank loss, its loss object as ``loss``."""
+        arguments = self.check_params(given)
+        if self.loss_object is not None:
+            arguments["loss"] = self.loss_object()
+        return arguments
 
 
 _RANK_ORACLES = {"qs": OracleSpec(qs_oracle, qs_batch), "brute": OracleSpec(rank_brute_oracle)}
 # "auto": the fastest exact oracle per loss, measured with scripts/bench_oracles.py
 _REGISTRY = {
-    "ap": _LossEntry({**_RANK_ORACLES, "yue": OracleSpec(sorted_scan_oracle), "search": OracleSpec(search_oracle),
-                      "dp": OracleSpec(dp_oracle)}, auto="qs", value=_rank_value, loss_object=APLoss),
-    "ndcg": _LossEntry({**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)}, auto="qs",
-                       value=_rank_value, loss_object=NDCGLoss, params={"gain": ("exponential", check_gain)}),
-    "zero_one": _LossEntry({"auto": OracleSpec(zero_one_oracle, zero_one_batch),
-                            "brute": OracleSpec(zero_one_brute_oracle)}, auto="auto", value=_zero_one_value),
-    "precision_at_k": _LossEntry({"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
-                                  "brute": OracleSpec(precision_at_k_brute_oracle)}, auto="auto",
-                                 value=_precision_value, params={"k": (10, _check_k)}),
+    "ap": LossEntry("ap", "AP", {**_RANK_ORACLES, "yue": OracleSpec(sorted_scan_oracle),
+                                 "search": OracleSpec(search_oracle), "dp": OracleSpec(dp_oracle)},
+                    auto="qs", value=_rank_value, loss_object=APLoss, by_score=ranked_by_score,
+                    diminished=ap_diminished),
+    "ndcg": LossEntry("ndcg", "NDCG", {**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)},
+                      auto="qs", value=_ndcg_value, loss_object=NDCGLoss, params={"gain": ("exponential", check_gain)},
+                      gains=GAINS, binary_only=False, by_score=graded_ranked_by_score),
+    "zero_one": LossEntry("zero_one", "0-1", {"auto": OracleSpec(zero_one_oracle, zero_one_batch),
+                                              "brute": OracleSpec(zero_one_brute_oracle)},
+                          auto="auto", value=_zero_one_value, metric="accuracy", intercept=True,
+                          by_score=labelled_by_score, diminished=zero_one_diminished),
+    "precision_at_k": LossEntry("precision_at_k", "P@k",
+                                {"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
+                                 "brute": OracleSpec(precision_at_k_brute_oracle)},
+                                auto="auto", value=_precision_value, params={"k": (10, _check_k)},
+                                latent=False),  # its joint feature is not monotone in the scores
 }
-# any QSLoss object: the generic QS kernel and the exhaustive oracle
-_QS_LOSS_ENTRY = _LossEntry(_RANK_ORACLES, auto="qs", value=_rank_value)
+# any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
+_QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
+                           by_score=ranked_by_score)
 
 
-@dataclass(frozen=True, eq=False)
-class Oracle:
-    """A loss-augmented inference oracle: its per-query function and, if it has one, its batch form.
-
-    The registry declares, for each (loss, oracle) pair, the function that solves one query and the
-    one that solves many stacked queries in one call (compiled or vectorised); the problem layer
-    only ever calls :meth:`__call__` and :meth:`batch`, so nothing downstream inspects which
-    function it got. Picklable (module-level functions and plain parameters).
+def loss_entry(loss):
+    """The loss table's entry of a loss name or user loss object.
 
     Parameters
     ----------
-    single : callable
-        ``single(scores, y, **params) -> (c, delta)`` for one query.
-    batched : callable or None, default=None
-        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` giving exactly what ``single``
-        gives on each query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero
-        elsewhere; ``delta`` per query). None: :meth:`batch` calls ``single`` per query.
-    params : dict, default={}
-        Keyword arguments of both functions (the loss object, ``k``, ...).
-    name : str, default=""
-        The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
-    graded : bool, default=False
-        The oracle reads ``y`` as non-negative integer grades (int64; graded NDCG, docs/design.md §9)
-        instead of boolean relevance: the problem layer then carries the grades, and a query
-        counts when its grades are not all equal.
-    """
-
-    single: Callable
-    batched: Optional[Callable] = None
-    params: dict = field(default_factory=dict)
-    name: str = ""
-    graded: bool = False
-
-    def __call__(self, scores, y):
-        """``(c, delta)`` of one query (no validation: see :func:`loss_augmented_inference`)."""
-        return self.single(scores, y, **self.params)
-
-    def batch(self, scores, y, starts, ends):
-        """``(c, delta)`` of the stacked queries ``scores[starts[k]:ends[k]]``.
-
-        Parameters
-        ----------
-        scores : ndarray of float64, shape (n,)
-            Stacked scores; rows outside the queries are ignored.
-        y : ndarray of bool, shape (n,)
-        starts, ends : ndarray of int64, shape (Q,)
-            Ascending, disjoint ranges, each with a positive and a negative.
-
-        Returns
-        -------
-        c : ndarray of float64, shape (n,)
-            Each query's ``c`` in its rows, zero elsewhere.
-        delta : ndarray of float64, shape (Q,)
-        """
-        if self.batched is not None:
-            return self.batched(scores, y, starts, ends, **self.params)
-        c_all = np.zeros(scores.shape[0])
-        delta = np.empty(starts.shape[0])
-        for k in range(delta.shape[0]):
-            a, b = starts[k], ends[k]
-            c, delta[k] = self.single(scores[a:b], y[a:b], **self.params)
-            c = np.asarray(c, dtype=np.float64)
-            if c.shape != (b - a,):
-                raise ValueError(f"oracle returned c of shape {c.shape} for a query of {b - a} samples")
-            c_all[a:b] = c
-        return c_all, delta
-
-
-def as_oracle(oracle):
-    """An :class:`Oracle` as it is, or a plain callable ``f(scores, y) -> (c, delta)`` wrapped as one.
-
-    Parameters
-    ----------
-    oracle : Oracle or callable
+    loss : str or QSLoss
+        A name from ``LOSS_NAMES`` or a loss object.
 
     Returns
     -------
-    Oracle
+    LossEntry
+        For a loss object, the entry of the generic QS oracles with the object as its
+        ``loss_object``.
 
     Raises
     ------
     ValueError
-        If ``oracle`` is not callable.
+        For an unknown loss.
+
+    Examples
+    --------
+    >>> from ssvm.losses import loss_entry
+    >>> entry = loss_entry("precision_at_k")
+    >>> entry.label, entry.params["k"][0], entry.directions
+    ('P@k', 10, ())
+    >>> loss_entry("ap").directions
+    ('positive', 'negative', 'perceptron')
     """
-    if isinstance(oracle, Oracle):
-        return oracle
-    if not callable(oracle):
-        raise ValueError(f"oracle must be callable, got {type(oracle).__name__}")
-    return Oracle(single=oracle, name=getattr(oracle, "__name__", type(oracle).__name__))
-
-
-def _entry(loss):
-    """The registry's entry of a loss name or :class:`QSLoss` object."""
     if isinstance(loss, QSLoss):
-        return _QS_LOSS_ENTRY
+        return replace(_QS_LOSS_ENTRY, name=type(loss).__name__, label=loss.name,
+                       loss_object=partial(_given, loss))
     if isinstance(loss, str) and loss in _REGISTRY:
         return _REGISTRY[loss]
     raise ValueError(f"unknown loss {loss!r}; choose from {LOSS_NAMES} or pass a QSLoss instance")
-
-
-def _loss_params(loss, entry, given):
-    """The loss parameters, checked and with their defaults filled in."""
-    extra = set(given) - set(entry.params)
-    if extra:
-        raise ValueError(f"unknown parameter(s) {sorted(extra)} for loss {loss!r}; allowed: {list(entry.params)}")
-    return {name: check(given.get(name, default)) for name, (default, check) in entry.params.items()}
 
 
 def supported_oracles(loss):
@@ -232,7 +251,7 @@ def supported_oracles(loss):
     ValueError
         For an unknown loss.
     """
-    oracles = _entry(loss).oracles
+    oracles = loss_entry(loss).oracles
     return ("auto",) + tuple(name for name in ORACLE_NAMES[1:] if name in oracles)
 
 
@@ -255,8 +274,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     Oracle
         Callable as ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``
         and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable. For
-        NDCG with ``gain`` other than ``"binary"`` it is the graded oracle (``f.graded``): ``y`` is
-        then int64 grades, and ``(c, delta) = Σ_t α_t (c_t, δ_t)`` over the grade thresholds
+        NDCG with a ``gain`` other than ``"binary"`` it is the graded oracle (``f.graded``): ``y`` is
+        then int64 grades and ``(c, delta) = Σ_t α_t (c_t, δ_t)`` over the grade thresholds
         (:mod:`ssvm.losses.graded`).
 
     Raises
@@ -265,22 +284,19 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
         Unknown loss or oracle, an oracle that does not support the loss, unknown or invalid
         loss parameters.
     """
-    entry = _entry(loss)
+    entry = loss_entry(loss)
     if oracle not in ORACLE_NAMES:
         raise ValueError(f"unknown oracle {oracle!r}; choose from {ORACLE_NAMES}")
-    params = _loss_params(loss, entry, loss_params)
+    params = entry.arguments(loss_params)
     if oracle not in supported_oracles(loss):
         raise ValueError(f"oracle {oracle!r} does not support loss {loss!r}; "
                          f"supported: {supported_oracles(loss)}")
     name = entry.auto if oracle == "auto" else oracle
     spec = entry.oracles[name]
     batched = spec.batched
+    if "loss" in params and not params["loss"].compiled_batch:
+        batched = None
     gain = params.pop("gain", "binary")
-    loss_object = _loss_object(loss, entry)
-    if loss_object is not None:
-        params["loss"] = loss_object
-        if not loss_object.compiled_batch:
-            batched = None
     if gain != "binary":
         return _graded_oracle(name, spec, params, gain)
     return Oracle(spec.single, batched, params, name)
@@ -290,15 +306,8 @@ def _graded_oracle(name, spec, params, gain):
     """Graded NDCG by threshold decomposition (:mod:`ssvm.losses.graded`): the fused QS kernel, or
     any other binary NDCG oracle summed over the grade levels."""
     if name == "qs":
-        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, graded=True)
-    return Oracle(graded_by_levels, None, {"gain": gain, "binary": spec.single, **params}, name, graded=True)
-
-
-def _loss_object(loss, entry):
-    """The :class:`QSLoss` a rank loss's oracles and value take (None for the other losses)."""
-    if isinstance(loss, QSLoss):
-        return loss
-    return entry.loss_object() if entry.loss_object is not None else None
+        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, gain=gain)
+    return Oracle(graded_by_levels, None, {"gain": gain, "binary": spec.single, **params}, name, gain=gain)
 
 
 def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params):
@@ -309,9 +318,9 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     scores : array-like of shape (n,)
         Scores s = X w of the query's samples (finite).
     y : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, 1}; needs a positive and a negative. For
-        ``loss="ndcg"`` with a graded ``gain``: non-negative integer grades, two distinct ones
-        at least (AP and precision@k count ``y > 0`` as relevant).
+        Relevance: bool, or numbers of which those > 0 are relevant; needs a positive and a
+        negative. For ``loss="ndcg"`` with a graded ``gain`` (the default): non-negative integer
+        grades, two distinct ones at least (AP and precision@k keep the ``y > 0`` rule).
     loss : str or QSLoss, default="ap"
         See :func:`get_oracle`.
     oracle : str, default="auto"
@@ -345,7 +354,7 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     """
     f = get_oracle(loss, oracle, **loss_params)
     if f.graded:
-        s, grades = validate_scores_grades(scores, y, f.params["gain"])
+        s, grades = validate_scores_grades(scores, y, f.gain)
         return f(s, grades)
     s, yb = validate_scores_labels(scores, y)
     return f(s, yb)
@@ -375,16 +384,10 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     ValueError
         On invalid input, unknown loss or parameters.
     """
-    entry = _entry(loss)
-    params = _loss_params(loss, entry, loss_params)
-    gain = params.pop("gain", "binary")
-    if gain != "binary":
-        s, grades = validate_scores_grades(scores, y, gain)
-        if grades.max() > 1:  # 0/1 grades: the binary loss below, bit for bit
-            return 1.0 - graded_ndcg_value(s, grades, gain)
-        y = grades
+    entry = loss_entry(loss)
+    arguments = entry.arguments(loss_params)
+    if arguments.get("gain", "binary") != "binary":
+        s, grades = validate_scores_grades(scores, y, arguments["gain"])
+        return entry.value(s, grades if grades.max() > 1 else grades > 0, **arguments)  # 0/1: binary, bit for bit
     s, yb = validate_scores_labels(scores, y)
-    loss_object = _loss_object(loss, entry)
-    if loss_object is not None:
-        params["loss"] = loss_object
-    return entry.value(s, yb, **params)
+    return entry.value(s, yb, **arguments)

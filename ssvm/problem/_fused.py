@@ -1,4 +1,4 @@
-"""The fused training round (DESIGN.md §11): ``X w``, the oracles and ``Xᵀ c`` block by block.
+"""The fused training round (docs/design.md §11): ``X w``, the oracles and ``Xᵀ c`` block by block.
 
 A cutting-plane round needs the plane ``(H, offset, g)`` at ``w``: the scores ``s = X w``, every
 query's oracle on its scores, and ``g = Xᵀ c``. Done as three passes (:class:`StructuredHinge`'s
@@ -6,8 +6,9 @@ two-pass path) the round reads ``X`` twice. Here the queries are cut into *block
 of about ``_BLOCK_BYTES`` of ``X`` (a share of a core's L2 cache), and one compiled loop does, per
 block, ``s_b = X_b w``, the block's oracles into ``c_b``, and ``g += X_bᵀ c_b`` while ``X_b`` is
 still in cache: the round reads ``X`` once. The blocks are split into a fixed number of *chunks*
-(of about equal rows, never more than ``_MAX_CHUNKS``) that numba's threads take in parallel, each
-chunk summing into its own float64 accumulator; the chunks' sums are added in chunk order, so the
+(of about equal rows and at least ``_PARALLEL_BYTES`` of ``X``, never more than ``_MAX_CHUNKS``;
+one chunk runs in the calling thread) that numba's threads take in parallel, each chunk summing
+into its own float64 accumulator; the chunks' sums are added in chunk order, so the
 result does not depend on the number of threads.
 
 Every number is the two-pass path's up to the order of the float64 sums of ``g`` and ``s @ c``:
@@ -37,6 +38,7 @@ __all__ = ["FusedRound", "fused_plane"]
 
 _BLOCK_BYTES = 256 * 1024  # X per block: a quarter of a 1 MiB L2, leaving room for s, c and g
 _MAX_CHUNKS = 16  # parallel chunks of blocks, each with its own accumulator of g
+_PARALLEL_BYTES = 4 << 20  # X per chunk at least: below, one chunk in the calling thread
 _MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accumulators
 MODE_QS, MODE_ZERO_ONE, MODE_TOP_K = 0, 1, 2
 
@@ -135,32 +137,40 @@ def _as_rows(X):
             indices[np.int32], indptr[np.int32], indices[np.int64], indptr[np.int64])
 
 
-@njit(cache=True, parallel=True)
-def _round(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
-           block_cuts, chunk_cuts, normaliser):
-    """The fused loop: per chunk (in parallel) per block: scores, oracles, ``Xᵀ c``.
+@njit(cache=True, nogil=True)
+def _chunk(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid, block_cuts, b0, b1,
+           normaliser, delta):
+    """The blocks ``b0:b1``, one after the other: scores, oracles (Δ into ``delta``), ``Xᵀ c``.
 
-    Returns the chunks' ``g`` (one row each), their ``(Σ c, Σ s c)`` and every query's Δ."""
+    Returns the chunk's ``g`` and ``(Σ c, Σ s c)``, divided by the normaliser."""
+    g = np.zeros(d)
+    acc = np.zeros(2)
+    for blk in range(b0, b1):
+        q0, q1 = block_cuts[blk], block_cuts[blk + 1]
+        lo, hi = starts[q0], ends[q1 - 1]
+        s = _block_scores(rows, lo, hi, w)
+        if use_bias:
+            s += bias
+        c = np.zeros(hi - lo)
+        _block_oracles(s, y[lo:hi], starts[q0:q1] - lo, ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1],
+                       form, lt, grid, c, delta[q0:q1])
+        _accumulate(rows, lo, s, c, normaliser, g, acc)
+    return g, acc
+
+
+@njit(cache=True, parallel=True)
+def _round(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid, block_cuts, chunk_cuts,
+           normaliser, delta):
+    """The chunks in parallel (numba's threads), each by :func:`_chunk` with its own accumulator.
+
+    Returns the chunks' ``g`` (one row each) and their ``(Σ c, Σ s c)``."""
     n_chunks = chunk_cuts.size - 1
     G = np.zeros((n_chunks, d))
     sums = np.zeros((n_chunks, 2))
-    delta = np.empty(starts.size)
     for t in prange(n_chunks):
-        g = np.zeros(d)
-        acc = np.zeros(2)
-        for blk in range(chunk_cuts[t], chunk_cuts[t + 1]):
-            q0, q1 = block_cuts[blk], block_cuts[blk + 1]
-            lo, hi = starts[q0], ends[q1 - 1]
-            s = _block_scores(rows, lo, hi, w)
-            if use_bias:
-                s += bias
-            c = np.zeros(hi - lo)
-            _block_oracles(s, y[lo:hi], starts[q0:q1] - lo, ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1],
-                           form, lt, grid, c, delta[q0:q1])
-            _accumulate(rows, lo, s, c, normaliser, g, acc)
-        G[t] = g
-        sums[t] = acc
-    return G, sums, delta
+        G[t], sums[t] = _chunk(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
+                               block_cuts, chunk_cuts[t], chunk_cuts[t + 1], normaliser, delta)
+    return G, sums
 
 
 @njit(cache=True)
@@ -241,7 +251,8 @@ class FusedRound:
         self.block_cuts = _cuts(sizes[mine], consecutive, row_bytes)
         n_blocks = self.block_cuts.size - 1
         block_rows = self.ends[self.block_cuts[1:] - 1] - self.starts[self.block_cuts[:-1]]
-        n_chunks = max(1, min(n_blocks, _MAX_CHUNKS, _MAX_ACCUMULATOR_ENTRIES // max(X.shape[1], 1)))
+        n_chunks = max(1, min(n_blocks, _MAX_CHUNKS, _MAX_ACCUMULATOR_ENTRIES // max(X.shape[1], 1),
+                              int(block_rows.sum() * row_bytes // _PARALLEL_BYTES)))
         self.chunk_cuts = _chunk_cuts(block_rows, n_chunks) if n_blocks else np.zeros(1, dtype=np.int64)
 
     def plane(self, w):
@@ -261,11 +272,15 @@ class FusedRound:
         w_x, bias = (w[:-1], float(w[-1])) if self.fit_intercept else (w, 0.0)
         d = self.X.shape[1]
         normaliser = float(self.hinge.normaliser)
-        G, sums, delta = _round(self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept,
-                                self.hinge.y_stacked, self.starts, self.ends, self.n_pos, self.walk, self.form,
-                                self.lt, _BATCH_GRID, self.block_cuts, self.chunk_cuts, normaliser)
-        g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
-        c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
+        args = (self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.hinge.y_stacked,
+                self.starts, self.ends, self.n_pos, self.walk, self.form, self.lt, _BATCH_GRID, self.block_cuts)
+        delta = np.empty(self.starts.size)
+        if self.chunk_cuts.size == 2:  # one chunk: no threads to wake (they may wait for a core)
+            g, (c_sum, sc) = _chunk(*args, 0, self.chunk_cuts[1], normaliser, delta)
+        else:
+            G, sums = _round(*args, self.chunk_cuts, normaliser, delta)
+            g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
+            c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
         delta_sum = float(delta.sum())
         for q in self.apart:  # large QS queries, on the two-pass path
             a, b = self.hinge.starts[q], self.hinge.ends[q]

@@ -19,8 +19,8 @@ import time
 import dask
 import numpy as np
 
-from .dask_space import check_dask_features, distributed_client, non_finite_error
-from .protocol import Problem
+from .dask_space import check_dask_features, non_finite_error, persist_data, wait_for
+from .protocol import Plane, Planes, Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
 
@@ -99,20 +99,14 @@ class DaskGatheredHinge(Problem):
         queries = [np.arange(m)] if queries is None else queries
         self.score_hinge = ScoreHinge(y, check_queries(queries, m, y), oracle, n_jobs=n_jobs,
                                       check_input=False)
-        if persist is None:
-            persist = distributed_client() is not None
-        if persist:
-            X = X.persist()
+        X, persisted = persist_data(X, persist)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
         owner = np.searchsorted(bounds, rows, side="right") - 1
         x_blocks = X.to_delayed().ravel()
         # (block, (number, first row), its rows in the problem (local), its number of rows)
         self._blocks = [(x_blocks[k], (int(k), int(bounds[k])), rows[owner == k] - bounds[k],
                          int(bounds[k + 1] - bounds[k])) for k in np.unique(owner)]
-        if persist and distributed_client() is not None:
-            from distributed import futures_of, wait
-
-            wait(futures_of(X))
+        wait_for(persisted, X)
         self._extra = LinearScores(extra, fit_intercept)
         self.X = X
         self.fit_intercept = bool(fit_intercept)
@@ -165,7 +159,7 @@ class DaskGatheredHinge(Problem):
 
         Returns
         -------
-        (H, offset, g) : (float, float, ndarray of shape (n_features,))
+        Plane
             As :meth:`Problem.plane`.
         """
         t0 = time.perf_counter()
@@ -183,7 +177,7 @@ class DaskGatheredHinge(Problem):
             g += g_b
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
-        return H, offset, g
+        return Plane(H, offset, g)
 
     def planes(self, w, queries=None):
         """:meth:`Problem.planes` for a problem of one query (the whole plane); more queries
@@ -196,7 +190,7 @@ class DaskGatheredHinge(Problem):
 
         Returns
         -------
-        (delta, G) : (ndarray of shape (m,), ndarray of shape (m, n_features))
+        Planes
             As :meth:`Problem.planes`.
         """
         idx = self._query_numbers(queries)
@@ -204,6 +198,6 @@ class DaskGatheredHinge(Problem):
             raise ValueError("per-query planes of queries that span the blocks of a dask array "
                              "are not available (they need in-memory data); use the cutting plane")
         if idx.size == 0:
-            return np.zeros(0), np.zeros((0, self.n_features))
+            return Planes(np.zeros(0), np.zeros((0, self.n_features)))
         _, offset, g = self.plane(w)
-        return np.full(idx.size, offset), np.tile(g, (idx.size, 1))
+        return Planes(np.full(idx.size, offset), np.tile(g, (idx.size, 1)))

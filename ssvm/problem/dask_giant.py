@@ -46,7 +46,7 @@ from ._giant_blocks import (
     block_zero_one,
 )
 from .dask_space import check_dask_features, distributed_client
-from .protocol import Problem
+from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
 __all__ = ["DaskGiantHinge", "giant_loss"]
@@ -226,7 +226,7 @@ class DaskGiantHinge(Problem):
         self.n_oracle_calls += 1
         self.n_rounds += 1
         self.round_seconds += time.perf_counter() - t0
-        return offset + sc, offset, g
+        return Plane(offset + sc, offset, g)
 
     def _ranked_plane(self, rankings):
         """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""
@@ -326,7 +326,7 @@ class DaskGiantHinge(Problem):
         """
         idx = self._query_numbers(queries)
         if idx.size == 0:
-            return np.zeros(0), np.zeros((0, self.n_features))
+            return Planes(np.zeros(0), np.zeros((0, self.n_features)))
         _, offset, g = self.plane(w)
-        return np.full(idx.size, offset), np.tile(g, (idx.size, 1))
+        return Planes(np.full(idx.size, offset), np.tile(g, (idx.size, 1)))
 

@@ -35,7 +35,7 @@ from ._dask_blocks import (
     merged_chunks,
     qid_runs,
 )
-from .protocol import Problem
+from .protocol import Plane, Planes, Problem
 from .weight_space import StructuredHinge
 
 __all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client", "non_finite_error"]
@@ -57,6 +57,40 @@ def distributed_client():
     except (ImportError, ValueError):
         return None
     return client if getattr(dask.base.get_scheduler(), "__self__", None) is client else None
+
+
+def persist_data(X, persist):
+    """``(X, persisted)``: ``X`` persisted once (on a cluster's workers, else in this process) if
+    ``persist`` is True, or if it is None and a ``dask.distributed`` client is up.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+    persist : bool or None
+
+    Returns
+    -------
+    X : dask.array.Array
+    persisted : bool
+    """
+    if persist is None:
+        persist = distributed_client() is not None
+    return (X.persist(), True) if persist else (X, False)
+
+
+def wait_for(persisted, *collections):
+    """Block until the persisted ``collections`` are in the workers' memory (a no-op when nothing
+    was persisted or no ``dask.distributed`` client is up), so that set-up ends before round one.
+
+    Parameters
+    ----------
+    persisted : bool
+    *collections : dask collections
+    """
+    if persisted and distributed_client() is not None:
+        from distributed import futures_of, wait
+
+        wait(futures_of(list(collections)))
 
 
 def check_dask_features(X):
@@ -303,10 +337,7 @@ class DaskStructuredHinge(Problem):
         self.n_skipped_queries = int(total - kept)
         hinges = dask.persist(*[dask.delayed(block_hinge)(meta[k], oracle, self.n_queries)
                                 for k in active])
-        if persist is None:
-            persist = distributed_client() is not None
-        if persist:
-            X = X.persist()
+        X, persisted = persist_data(X, persist)
         x_blocks = X.to_delayed().ravel()
         self._blocks = [(x_blocks[k], h, blocks[k]) for k, h in zip(active, hinges)]
         self._query_offsets = np.concatenate(([0], np.cumsum(counts[active, 0])))
@@ -318,10 +349,7 @@ class DaskStructuredHinge(Problem):
         self.n_features = d + self.fit_intercept
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = self.fused_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
-        if persist and distributed_client() is not None:
-            from distributed import futures_of, wait
-
-            wait(futures_of([X, *hinges]))  # the set-up is done before the first round
+        wait_for(persisted, X, *hinges)
 
     def _round(self, task, w, per_block):
         """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
@@ -352,7 +380,7 @@ class DaskStructuredHinge(Problem):
 
         Returns
         -------
-        (H, offset, g) : (float, float, ndarray of shape (n_features,))
+        Plane
             As :meth:`Problem.plane`.
         """
         parts = self._round(block_plane, self._check_w(w), [(k, ()) for k in range(self.n_blocks)])
@@ -361,7 +389,7 @@ class DaskStructuredHinge(Problem):
             H += H_b
             offset += offset_b
             g += g_b
-        return H, offset, g
+        return Plane(H, offset, g)
 
     def planes(self, w, queries=None):
         """:meth:`Problem.planes` by one task per block that holds some of the ``queries``.
@@ -377,13 +405,13 @@ class DaskStructuredHinge(Problem):
 
         Returns
         -------
-        (delta, G) : (ndarray of shape (m,), ndarray of shape (m, n_features))
+        Planes
             As :meth:`Problem.planes`.
         """
         w, idx = self._check_w(w), self._query_numbers(queries)
         delta, G = np.zeros(idx.size), np.zeros((idx.size, self.n_features))
         if idx.size == 0:
-            return delta, G
+            return Planes(delta, G)
         block = np.searchsorted(self._query_offsets, idx, side="right") - 1
         involved = np.unique(block)
         where = [np.flatnonzero(block == k) for k in involved]
@@ -391,4 +419,4 @@ class DaskStructuredHinge(Problem):
             (k, (idx[pos] - self._query_offsets[k],)) for k, pos in zip(involved, where)])
         for pos, (delta_b, G_b) in zip(where, parts):
             delta[pos], G[pos] = delta_b, G_b
-        return delta, G
+        return Planes(delta, G)

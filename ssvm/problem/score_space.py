@@ -18,7 +18,9 @@ import time
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ..losses.registry import as_oracle
+from .._queries import check_relevance
+from ..losses.oracle import as_oracle
+from .protocol import ScorePlane
 
 __all__ = ["ScoreHinge", "check_relevance", "check_queries"]
 
@@ -27,33 +29,6 @@ __all__ = ["ScoreHinge", "check_relevance", "check_queries"]
 _MIN_PARALLEL_SAMPLES = 100_000
 # Chunks per worker: a few, so that unequal query sizes still balance.
 _CHUNKS_PER_JOB = 4
-
-
-def check_relevance(y, n):
-    """Relevance as a boolean vector of length ``n`` (bool or 0/1 input).
-
-    Parameters
-    ----------
-    y : array-like of shape (n,)
-    n : int
-
-    Returns
-    -------
-    ndarray of bool, shape (n,)
-
-    Raises
-    ------
-    ValueError
-        On a wrong shape or values other than 0/1.
-    """
-    y = np.asarray(y)
-    if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},) to match the rows, got {y.shape}")
-    if y.dtype != bool:
-        if not np.all((y == 0) | (y == 1)):
-            raise ValueError("y must be boolean relevance (bool or 0/1 values)")
-        y = y.astype(bool)
-    return y
 
 
 def check_queries(queries, n, y):
@@ -118,7 +93,7 @@ class ScoreHinge:
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Binary relevance of every row (bool, or 0/1).
+        Relevance of every row: bool, or numbers of which those > 0 are relevant.
     queries : sequence of int ndarrays
         Row indices of each query; each needs a positive and a negative.
     oracle : Oracle or callable
@@ -161,7 +136,7 @@ class ScoreHinge:
         self.oracle = as_oracle(oracle)
         if check_input:
             y = np.asarray(y)
-            y = check_relevance(y, y.shape[0] if y.ndim == 1 else -1)
+            y = check_relevance(y, y.shape[0] if y.ndim == 1 else -1)  # the one convention: y > 0
             queries = check_queries(queries, y.shape[0], y)
         self.n_samples = y.shape[0]
         self.n_queries = len(queries)
@@ -213,19 +188,17 @@ class ScoreHinge:
 
         Returns
         -------
-        H : float
-            ``(1/Q) Σ_q H_q`` at ``s`` (``Q`` the normaliser).
-        c : ndarray of shape (n_stacked,)
-            The oracles' coefficients divided by ``Q`` (zero on rows outside the queries): the
-            gradient ``∂H/∂s`` where ``H`` is differentiable, a subgradient everywhere.
-        offset : float
-            ``(1/Q) Σ_q delta_q``. The plane ``offset + s' @ c`` lies below ``H`` at every stacked
-            score vector ``s'`` and touches it at ``s`` (``H = offset + s @ c`` up to rounding).
+        ScorePlane
+            ``H = (1/Q) Σ_q H_q`` at ``s`` (``Q`` the normaliser); ``c`` (shape (n_stacked,)) the
+            oracles' coefficients divided by ``Q`` (zero on rows outside the queries): the
+            gradient ``∂H/∂s`` where ``H`` is differentiable, a subgradient everywhere;
+            ``offset = (1/Q) Σ_q delta_q``. The plane ``offset + s' @ c`` lies below ``H`` at
+            every stacked score vector ``s'`` and touches it at ``s`` (up to rounding).
         """
         c, delta = self.terms(s)
         c /= self.normaliser
         offset = float(delta.sum()) / self.normaliser
-        return offset + float(s @ c), c, offset
+        return ScorePlane(offset + float(s @ c), c, offset)
 
     def terms(self, s, queries=None):
         """The oracles' ``(c, delta)`` of every query, or of some, at the scores ``s``.

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._queries import check_relevance_grades, informative_queries, resolve_queries
+from .._queries import check_relevance, informative_queries, resolve_queries
 from ..losses.graded import check_grades
 
 __all__ = ["TrainingSet", "class_targets", "in_memory_training_set"]
@@ -84,9 +84,11 @@ def in_memory_training_set(X, y, *, qid, group, gain=None):
         return TrainingSet(X, classes, targets, [None] * len(targets), 1, 0,
                            [np.arange(n_samples, dtype=np.int64)])
     if gain is None:
-        target = check_relevance_grades(y, n_samples) > 0
+        target = check_relevance(y, n_samples)
     else:
         target = check_grades(y, n_samples, gain=gain)
+        if target.max(initial=0) <= 1:  # 0/1 grades: binary relevance, the same loss for every gain
+            target = target > 0
     every_query = resolve_queries(n_samples, qid=qid, group=group)
     queries = informative_queries(every_query, target)
     return TrainingSet(X, np.array([0, 1]), [target], [None], len(queries),

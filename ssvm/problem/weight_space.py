@@ -15,9 +15,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from .._arrays import is_dask_array
 from . import _products
 from ._fused import FusedRound
-from .protocol import Problem
+from .protocol import Plane, Planes, ScoreSpaceProblem
 from .score_space import ScoreHinge, check_queries, check_relevance
 
 __all__ = ["StructuredHinge", "LinearScores", "check_features", "matvec"]
@@ -132,7 +133,7 @@ def matvec(X, w):
     ndarray of float64, shape (n,) or (n, k)
     """
     w = np.asarray(w, dtype=np.float64)
-    if hasattr(X, "map_blocks"):  # a dask array (not imported here)
+    if is_dask_array(X):
         return np.asarray(X.map_blocks(matvec, w, drop_axis=1, dtype=np.float64))
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
@@ -141,7 +142,7 @@ def matvec(X, w):
     return _products.scores(X, w)
 
 
-class StructuredHinge(Problem):
+class StructuredHinge(ScoreSpaceProblem):
     """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of a training set split into queries.
 
     Parameters
@@ -202,8 +203,6 @@ class StructuredHinge(Problem):
     ``X @ w``, the oracle calls and one product with ``X.T``, in ``X``'s precision (float32 or
     float64, see :class:`LinearScores`); the hinge, the planes and everything after are float64.
     """
-
-    supports_line_search = True
 
     def __init__(self, X, y, queries, oracle, *, fit_intercept=False, n_jobs=None, check_input=True,
                  fused=True):
@@ -294,41 +293,16 @@ class StructuredHinge(Problem):
         return self._timed(self._all.scores, self._check_w(w))
 
     def plane(self, w):
-        """The mean hinge at ``w`` and its tight supporting plane (see :meth:`Problem.plane`).
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-
-        Returns
-        -------
-        H : float
-        offset : float
-        g : ndarray of shape (n_features,)
-        """
+        """See :meth:`ScoreSpaceProblem.plane`; in one fused pass over the rows when it applies."""
         if self._fused is None:
             self._fused = FusedRound(self._X_stacked, self.score_hinge, self.fit_intercept)
         if self._fused and self._fused.supported:
             t0 = time.perf_counter()
-            out = self._fused.plane(self._check_w(w))
+            out = Plane(*self._fused.plane(self._check_w(w)))
             self.fused_seconds += time.perf_counter() - t0
             self.score_hinge.n_oracle_calls += self.n_queries
             return out
-        H, c, offset = self.hinge_at_scores(self.stacked_scores(w))
-        return H, offset, self.coefficients_to_subgradient(c)
-
-    def hinge_value(self, w):
-        """``(1/Q) Σ_q H_q(w)`` without the subgradient (saves one product with ``X.T``).
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-
-        Returns
-        -------
-        float
-        """
-        return self.hinge_at_scores(self.stacked_scores(w))[0]
+        return super().plane(w)
 
     def planes(self, w, queries=None):
         """Tight supporting planes of the per-query hinges at ``w``.
@@ -341,15 +315,14 @@ class StructuredHinge(Problem):
 
         Returns
         -------
-        delta : ndarray of shape (m,)
-            ``delta_q`` per requested query.
-        G : ndarray of shape (m, n_features)
-            ``G_q = X_q.T @ c_q``, so that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
+        Planes
+            ``delta_q`` per requested query and ``G_q = X_q.T @ c_q`` (shape (m, n_features)), so
+            that ``H_q(w') >= delta_q + w' @ G_q`` with equality at ``w``.
         """
         w = self._check_w(w)
         idx = self._query_numbers(queries)
         if idx.size == 0:
-            return np.zeros(0), np.zeros((0, self.n_features))
+            return Planes(np.zeros(0), np.zeros((0, self.n_features)))
         if queries is None:
             c, delta = self.score_hinge.terms(self.stacked_scores(w))
             starts, ends = self.score_hinge.starts, self.score_hinge.ends
@@ -361,7 +334,7 @@ class StructuredHinge(Problem):
         G = np.empty((idx.size, self.n_features))
         for row, k in enumerate(idx):
             G[row] = self._timed(self._blocks[k].transpose, c[starts[row]:ends[row]])
-        return delta, G
+        return Planes(delta, G)
 
     # ------------------------------------------------------------------ score-space access
     # For solvers that move along a segment in w: the scores of w_b + t (w_c − w_b) are
@@ -391,16 +364,11 @@ class StructuredHinge(Problem):
 
         Returns
         -------
-        H : float
-        c : ndarray of shape (n_stacked,)
-        offset : float
+        ScorePlane
             See :meth:`ScoreHinge.__call__`; ``(offset, coefficients_to_subgradient(c))`` is the
             supporting plane ``H(w') >= offset + w' @ g`` in weight space.
         """
-        s = np.asarray(s, dtype=np.float64)
-        if s.shape != (self.score_hinge.n_stacked,):
-            raise ValueError(f"s must have shape ({self.score_hinge.n_stacked},), got {s.shape}")
-        return self.score_hinge(s)
+        return self.score_hinge(self._check_stacked(s, self.score_hinge.n_stacked, "s"))
 
     def coefficients_to_subgradient(self, c):
         """``X_stackedᵀ @ c``: the weight-space subgradient of a `hinge_at_scores` plane.
@@ -413,7 +381,5 @@ class StructuredHinge(Problem):
         -------
         ndarray of shape (n_features,)
         """
-        c = np.asarray(c, dtype=np.float64)
-        if c.shape != (self.score_hinge.n_stacked,):
-            raise ValueError(f"c must have shape ({self.score_hinge.n_stacked},), got {c.shape}")
+        c = self._check_stacked(c, self.score_hinge.n_stacked, "c")
         return self._timed(self._stacked.transpose, c)

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ssvm.problem.protocol import ScoreSpaceProblem
+
+from ._bundle import WorkingSet, solve_bundle
 from ._common import Recorder, SolverResult, check_args, gap_small
 from ._warm import Bundle, check_bundle
-from .qp import CvxpyDualQP, solve_capped_simplex_qp
+from .qp import CvxpyDualQP
 
 logger = logging.getLogger(__name__)
 
@@ -39,81 +42,14 @@ _LS_RTOL = 0.1
 _LS_MAX_EVALS = 20
 
 
-class _WorkingSet:
-    """Planes ``(b_k, a_k)`` with their Gram matrix, kept compact in preallocated arrays."""
-
-    def __init__(self, capacity, n_features, zero):
-        self.capacity = capacity
-        self.zero = zero  # dual weights at or below this count as unused
-        self.A = np.zeros((capacity, n_features))
-        self.b = np.zeros(capacity)
-        self.M = np.zeros((capacity, capacity))
-        self.alpha = np.zeros(capacity)
-        self.idle = np.zeros(capacity, dtype=np.int64)  # consecutive rounds with alpha == 0
-        self.size = 0
-
-    def add(self, b, a):
-        k = self.size
-        self.A[k] = a
-        self.b[k] = b
-        row = self.A[: k + 1] @ a
-        self.M[k, : k + 1] = row
-        self.M[: k + 1, k] = row
-        self.alpha[k] = 0.0
-        self.idle[k] = 0
-        self.size = k + 1
-
-    def keep(self, mask):
-        """Keep the planes where ``mask`` is True (length ``size``)."""
-        idx = np.flatnonzero(mask)
-        m = idx.size
-        self.A[:m] = self.A[idx]
-        self.b[:m] = self.b[idx]
-        self.M[:m, :m] = self.M[np.ix_(idx, idx)]
-        self.alpha[:m] = self.alpha[idx]
-        self.idle[:m] = self.idle[idx]
-        self.size = m
-
-    def merge(self, mask):
-        """Replace the planes in ``mask`` by their α-weighted average carrying their total α.
-
-        The average of valid planes is a valid plane, and the current dual value is unchanged.
-        """
-        idx = np.flatnonzero(mask)
-        weights = self.alpha[idx]
-        total = weights.sum()
-        if total <= 0:
-            self.keep(~mask)
-            return
-        a = (weights / total) @ self.A[idx]
-        b = float((weights / total) @ self.b[idx])
-        self.keep(~mask)
-        self.add(b, a)
-        self.alpha[self.size - 1] = total
-
-    def make_room(self):
-        """Free at least one slot: drop unused planes, else merge the two least used ones."""
-        k = self.size
-        unused = self.alpha[:k] <= self.zero
-        if unused.any():
-            self.keep(~unused)
-            return
-        mask = np.zeros(k, dtype=bool)
-        mask[np.argsort(self.alpha[:k])[:2]] = True
-        self.merge(mask)
-
-    def views(self):
-        k = self.size
-        return self.M[:k, :k], self.b[:k], self.A[:k]
-
-
 class _Model:
-    """The cutting-plane model: working set, dual QP and plane pruning, shared by both loops."""
+    """The cutting-plane model: a :class:`~ssvm.solvers._bundle.WorkingSet` (the bundle), its dual
+    QP and plane pruning, shared by both loops."""
 
     def __init__(self, n_features, C, qp, capacity, prune_after):
         self.C = C
         self.prune_after = prune_after
-        self.ws = _WorkingSet(capacity, n_features, zero=1e-8 * C)
+        self.ws = WorkingSet(capacity, n_features, zero=1e-8 * C)
         self.cvx = CvxpyDualQP(capacity, C) if qp == "cvxpy" else None
         self.qp_seconds = 0.0
 
@@ -135,15 +71,8 @@ class _Model:
             ws.make_room()
         ws.add(b, a)
         t0 = time.perf_counter()
-        M, b, A = ws.views()
-        if self.cvx is None:
-            alpha, _ = solve_capped_simplex_qp(M, b, self.C, ws.alpha[: ws.size], check_input=False)
-        else:
-            alpha = self.cvx.solve(M, b, ws.alpha[: ws.size])
+        w, dual = solve_bundle(ws, self.C, self.cvx)
         self.qp_seconds += time.perf_counter() - t0
-        ws.alpha[: ws.size] = alpha
-        w = -(alpha @ A)
-        dual = float(alpha @ b) - 0.5 * float(w @ w)  # exact for this feasible alpha
         return w, dual
 
     def prune(self):
@@ -336,7 +265,7 @@ def cutting_plane(problem, C, tol=1e-3, max_iter=1000, w0=None, callback=None, *
             raise ValueError(f"{name} must be True or False, got {value!r}")
     if line_search and not ocas:
         raise ValueError("line_search=True needs ocas=True")
-    if line_search and not problem.supports_line_search:
+    if line_search and not isinstance(problem, ScoreSpaceProblem):
         raise ValueError(f"line_search=True needs the score-space access of an in-memory problem; "
                          f"{type(problem).__name__} does not offer it (use line_search=False)")
     if not isinstance(mu, numbers.Real) or not 0 < mu <= 1:

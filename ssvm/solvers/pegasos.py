@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._block_dual import BlockDual
+from ._bundle import WorkingSet, solve_bundle
 from ._common import Recorder, SolverResult, check_args, gap_small
-from .qp import solve_capped_simplex_qp
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,9 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
     shadow = BlockDual(Q, d, C) if Q * d <= _MAX_PLANE_STORE else None
     if shadow is not None:
         shadow.batch_step(delta0, G0)
-    bundle_b, bundle_A = [float(delta0.mean())], [G0.mean(axis=0)]
+    # the checks' planes (and one from the block dual state) for the certified lower bound
+    bundle = WorkingSet(_MAX_CHECK_PLANES + 2, d, zero=0.0)
+    bundle.add(float(delta0.mean()), G0.mean(axis=0))
 
     norm = float(np.linalg.norm(w))
     v = w * (radius / norm) if norm > radius else w.copy()
@@ -125,28 +127,10 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
         if step % steps_per_check and step != max_iter:
             continue
 
-        delta_all, G_all = problem.planes(w_avg)
-        H, g_avg = float(np.mean(delta_all + G_all @ w_avg)), G_all.mean(axis=0)
-        J = 0.5 * float(w_avg @ w_avg) + C * H
+        J, dual = _check(problem, w_avg, C, bundle, shadow)
         if J < best_J:
             best_J, best_w = J, w_avg.copy()
-        bundle_b.append(H - float(g_avg @ w_avg))
-        bundle_A.append(g_avg)
-        A, b = np.array(bundle_A), np.array(bundle_b)
-        if shadow is not None:
-            # the block state averages valid per-query planes into one valid plane of H
-            shadow.batch_step(delta_all, G_all)
-            A = np.vstack([A, -shadow.w / C])
-            b = np.append(b, shadow.ell.sum())
-        alpha, _ = solve_capped_simplex_qp(A @ A.T, b, C)
-        u = alpha @ A
-        best_dual = max(best_dual, float(alpha @ b) - 0.5 * float(u @ u))
-        # keep the check planes the dual uses (and the newest), at most _MAX_CHECK_PLANES
-        used = alpha[: len(bundle_b)] > 0
-        used[-1] = True
-        keep = np.flatnonzero(used)[-_MAX_CHECK_PLANES:]
-        bundle_b = [bundle_b[k] for k in keep]
-        bundle_A = [bundle_A[k] for k in keep]
+        best_dual = max(best_dual, dual)
         stop = rec.record(step, best_J, best_dual)
         if gap_small(best_J, best_dual, tol):
             converged = True
@@ -157,3 +141,28 @@ def pegasos(problem, C, tol=1e-3, max_iter=10000, w0=None, callback=None, *, bat
                 step, best_J, best_J - best_dual, converged)
     return SolverResult(w=best_w, n_iter=step, objective=best_J, converged=converged,
                         history=rec.history)
+
+
+def _check(problem, w, C, bundle, shadow):
+    """``J(w)`` by one full pass, and the certified lower bound on ``min J`` of the bundle after
+    adding the pass's plane (and the block dual state's averaged plane, if kept).
+
+    The bundle keeps the check planes the dual uses (and the newest), at most ``_MAX_CHECK_PLANES``.
+    """
+    delta_all, G_all = problem.planes(w)
+    H, g = float(np.mean(delta_all + G_all @ w)), G_all.mean(axis=0)
+    bundle.add(H - float(g @ w), g)
+    n_checks = bundle.size
+    if shadow is not None:
+        # the block state averages valid per-query planes into one valid plane of H
+        shadow.batch_step(delta_all, G_all)
+        bundle.add(float(shadow.ell.sum()), -shadow.w / C)
+    bundle.alpha[: bundle.size] = 0.0  # a cold start, as every check's QP is a new one
+    _, dual = solve_bundle(bundle, C)
+    used = np.zeros(bundle.size, dtype=bool)
+    used[:n_checks] = bundle.alpha[:n_checks] > 0
+    used[n_checks - 1] = True
+    keep = np.zeros(bundle.size, dtype=bool)
+    keep[np.flatnonzero(used)[-_MAX_CHECK_PLANES:]] = True
+    bundle.keep(keep)
+    return 0.5 * float(w @ w) + C * H, dual

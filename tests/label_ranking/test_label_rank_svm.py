@@ -180,6 +180,7 @@ def test_degenerate_samples_are_skipped_with_a_warning(data):
     ({"n_core": 2, "core": [1, 1]}, lambda X: X, lambda Y: Y, "distinct label indices"),
     ({}, lambda X: X, lambda Y: np.zeros_like(Y), "nothing to learn"),
     ({"solver_params": {"C": 3}}, lambda X: X, lambda Y: Y, "solver_params must not"),
+    ({"solver_params": {"bogus": 1}}, lambda X: X, lambda Y: Y, "unknown key"),
     ({"C": -1.0}, lambda X: X, lambda Y: Y, "'C' parameter"),
     ({"k": "all"}, lambda X: X, lambda Y: Y, "'k' parameter"),
 ])
@@ -223,3 +224,13 @@ def test_star_inference_used_for_bep_matches_decision(data):
     unary = X @ model.coef_.T + model.intercept_
     T, _ = star_inference(unary, model.core_, model.pairwise_[model.core_], Y.sum(axis=1))
     assert model.score(X, Y) == pytest.approx(np.mean((T & (Y == 1)).sum(axis=1) / Y.sum(1)))
+
+
+def test_verbose_prints_like_the_other_estimators(data, capsys):
+    X, Y = data
+    fit(LabelRankSVM(max_iter=5), X, Y)
+    assert capsys.readouterr().out == ""
+    fit(LabelRankSVM(max_iter=5, verbose=2), X, Y)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("LabelRankSVM: iteration 1, J=") for line in lines)
+    assert lines[-1].startswith("LabelRankSVM: J=")

@@ -7,7 +7,7 @@ from label_ranking_twins import all_sets
 
 from ssvm.label_ranking import LabelRankingHinge, StarLayout
 from ssvm.label_ranking.problem import impute_targets
-from ssvm.problem import Problem
+from ssvm.problem import ScoreSpaceProblem
 from ssvm.solvers import SOLVERS
 
 
@@ -124,7 +124,7 @@ def test_solvers_agree():
 def test_line_search_and_protocol():
     rng = np.random.default_rng(3)
     problem, *_ = _instance(rng, Q=25, L=5, d=4, core=(2,))
-    assert isinstance(problem, Problem) and problem.supports_line_search
+    assert isinstance(problem, ScoreSpaceProblem)
     ref = SOLVERS["cutting_plane"](problem, 1.0, tol=1e-6, max_iter=500)
     ls = SOLVERS["cutting_plane"](problem, 1.0, tol=1e-6, max_iter=500, line_search=True)
     assert ls.converged and ls.objective == pytest.approx(ref.objective, rel=2e-6)

@@ -196,3 +196,14 @@ def test_precision_at_k_ground_truth_and_ties():
     np.testing.assert_allclose(c * 2, np.array([0, 1, 0, 0, 1]) - np.array([1, 0, 1, 0, 0]))
     c, d = loss_augmented_inference(s, y, "precision_at_k", k=50)  # k clipped to n
     assert d == pytest.approx(3 / 5) and abs(c.sum()) < 1e-15
+
+
+@pytest.mark.timeout(300)  # a walk step of exactly 0 counted as lost made QS loop forever here
+@pytest.mark.parametrize("oracle", supported_oracles("ap"))
+def test_a_zero_score_next_to_a_positive_one_returns(oracle):
+    scores, y = np.array([0.25, 0.0]), np.array([True, False])
+    c, delta = get_oracle("ap", oracle)(scores, y)
+    # swapping the pair gains exactly what it costs (0.5 = 2 · 0.25): a walk step of exactly 0
+    brute_c, brute_delta = rank_brute_oracle(scores, y, loss=APLoss())
+    np.testing.assert_allclose(c, brute_c, atol=1e-12)
+    assert delta == pytest.approx(brute_delta, abs=1e-12)

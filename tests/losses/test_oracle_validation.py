@@ -22,9 +22,8 @@ Y = np.array([1, 0, 0])
 @pytest.mark.parametrize("scores,y,match", [
     ([0.5, np.nan, 1.0], Y, "NaN or inf"),
     ([0.5, np.inf, 1.0], Y, "NaN or inf"),
-    (S, [1, 0, 2], "binary"),
-    (S, [1, -1, 0], "binary"),
-    (S, ["a", "b", "c"], "bool or numeric"),
+    (S, ["a", "b", "c"], "numeric relevance grades"),
+    (S, [1, np.nan, 0], "NaN or infinity"),
     (S, [0, 0, 0], "no positive"),
     (S, [True, True, True], "no negative"),
     (S, [1, 0], "length mismatch"),
@@ -34,15 +33,35 @@ Y = np.array([1, 0, 0])
 ])
 @pytest.mark.parametrize("loss", LOSS_NAMES)
 def test_bad_scores_and_labels(scores, y, match, loss):
+    params = {"gain": "binary"} if loss == "ndcg" else {}  # graded NDCG's labels: test_bad_grades
     with pytest.raises(ValueError, match=match):
-        loss_augmented_inference(scores, y, loss=loss)
+        loss_augmented_inference(scores, y, loss=loss, **params)
     with pytest.raises(ValueError, match=match):
-        ranking_loss(scores, y, loss=loss)
+        ranking_loss(scores, y, loss=loss, **params)
+
+
+@pytest.mark.parametrize("y,match", [
+    ([1, -2, 0], "1 of 3 rows with negative relevance grades"),
+    ([1, 0.5, 0], "1 of 3 rows with non-integer"),
+    ([np.nan, 1, 0], "1 of 3 rows with NaN"),
+    (["a", "b", "c"], "numeric relevance grades"),
+    ([2, 2, 2], "two distinct grades"),
+])
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+def test_bad_grades(y, match, gain):
+    """Graded NDCG reads grades: a negative, fractional or missing one is refused, saying what to pass."""
+    with pytest.raises(ValueError, match=match):
+        loss_augmented_inference(S, y, loss="ndcg", gain=gain)
+    with pytest.raises(ValueError, match=match):
+        ranking_loss(S, y, loss="ndcg", gain=gain)
+    c, delta = loss_augmented_inference(S, [1, 0, 2], loss="ndcg", gain=gain)  # grades are fine
+    assert c.shape == (3,) and delta == 0.0  # ranked ideally with margins above the loss
 
 
 def test_label_codings_are_equivalent():
     ref = loss_augmented_inference(S, np.array([True, False, False]))
-    for y in ([1, 0, 0], [1, -1, -1], [1.0, 0.0, 0.0]):
+    # one convention everywhere (ssvm._queries.check_relevance): y > 0 is relevant
+    for y in ([1, 0, 0], [1, -1, -1], [1.0, 0.0, 0.0], [2, 0, -1], [0.5, -1, 0]):
         np.testing.assert_array_equal(loss_augmented_inference(S, y)[0], ref[0])
 
 

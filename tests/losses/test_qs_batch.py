@@ -82,7 +82,7 @@ def test_batch_takes_each_querys_path():
 
 def test_the_registry_declares_batch_forms_for_qs_on_ap_and_ndcg_and_zero_one():
     assert get_oracle("ap", "qs").batched is qs_batch
-    assert get_oracle("ndcg", "auto").batched is qs_batch
+    assert get_oracle("ndcg", "auto", gain="binary").batched is qs_batch  # the graded default has its own
     assert get_oracle("zero_one").batched is zero_one_batch
     assert get_oracle("precision_at_k", k=3).batched is precision_at_k_batch
     for oracle in (get_oracle("ap", "yue"), get_oracle("ndcg", "chakrabarti"), get_oracle("zero_one", "brute"),

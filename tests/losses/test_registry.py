@@ -27,13 +27,17 @@ def test_the_table_is_what_the_entry_points_read():
     assert set(_REGISTRY) == set(LOSS_NAMES)
     for loss, entry in _REGISTRY.items():
         assert set(supported_oracles(loss)) == {"auto", *entry.oracles}
+        binary = {"gain": "binary"} if "gain" in entry.params else {}  # graded NDCG: its own oracle
         for name in supported_oracles(loss):
-            oracle = get_oracle(loss, name)
+            oracle = get_oracle(loss, name, **binary)
             resolved = entry.auto if name == "auto" else name
-            assert isinstance(oracle, Oracle) and oracle.name == resolved
+            assert isinstance(oracle, Oracle) and oracle.name == resolved and not oracle.graded
             assert oracle.single is entry.oracles[resolved].single
             c, d = oracle(S, Y)
-            np.testing.assert_array_equal(c, loss_augmented_inference(S, Y, loss, name)[0])
+            np.testing.assert_array_equal(c, loss_augmented_inference(S, Y, loss, name, **binary)[0])
+            if binary:  # with 0/1 labels the graded oracle is the binary one
+                assert get_oracle(loss, name).graded
+                np.testing.assert_array_equal(c, loss_augmented_inference(S, Y, loss, name)[0])
     assert supported_oracles(APLoss()) == ("auto",) + tuple(_QS_LOSS_ENTRY.oracles)
     assert ranking_loss(S, Y, APLoss()) == ranking_loss(S, Y, "ap")  # a loss object: the same value
 
@@ -76,7 +80,7 @@ def test_a_loss_contradicting_its_declared_kind_is_refused():
 
 
 def test_unknown_parameters_and_k_are_checked_from_the_table():
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['k'\] for loss 'ndcg'; allowed: \[\]"):
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['k'\] for loss 'ndcg'; allowed: \['gain'\]"):
         ranking_loss(S, Y, "ndcg", k=3)
     with pytest.raises(ValueError, match="integer k"):
         get_oracle("precision_at_k", k=True)

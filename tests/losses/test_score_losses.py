@@ -319,7 +319,7 @@ def test_ranking_by_score_of_large_queries(loss):
 def test_docstring_examples():
     import doctest
 
-    import ssvm.losses.score_losses
+    import ssvm.functional
 
-    result = doctest.testmod(ssvm.losses.score_losses, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(ssvm.functional, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -1,19 +1,14 @@
-"""Rank losses as functions of scores: the structured hinge and Song et al.'s
-direct-loss gradient, for a network's loss layer or any framework that hands over a score vector.
+"""Rank losses as functions of scores (the functional layer): the structured hinge and Song et
+al.'s direct-loss gradient, for a network's loss layer or any framework that hands over a score
+vector.
 
 Both run on the score-space half of the problem, :class:`~ssvm.problem.ScoreHinge`: the queries
 (from ``qid``) are stacked once and an :class:`~ssvm.losses.Oracle` runs over all of them through
 its batch form. For the hinge that is the loss-augmented oracle of the registry; for the direct
-loss it is :func:`direct_loss_oracle`, whose per-query answer is the direct-loss gradient
-(± (1/ε) [Ψ-coefficients(R_dir) − Ψ-coefficients(R_w)]) with Δ(R*, R_w) in place of ``delta``:
-
-* ``"positive"``: R_dir = argmax F + εΔ, the loss-augmented problem at scores s/ε, solved by the
-  registry's oracle (QS for AP and NDCG, the 0-1 oracle);
-* ``"negative"``: R_dir = argmax F − εΔ, Song et al.'s dynamic program for AP
-  (:func:`~ssvm.losses.ap_direct_loss_inference`), a per-row rule for 0-1;
-* ``"perceptron"``: R* in place of R_dir and no 1/ε (Song et al.'s "per-AP" / "per-01").
-
-R_w is the output by score (ranking by (−score, index); for 0-1, positive iff score > 0).
+loss it is :func:`ssvm.losses.direct.direct_loss_oracle`, whose per-query answer is the direct-loss
+gradient with Δ(R*, R_w) in place of ``delta``. This module sits above :mod:`ssvm.problem` (which
+sits above :mod:`ssvm.losses`); :mod:`ssvm.losses` re-exports :func:`rank_hinge` and
+:func:`direct_loss_gradient`, where users import them.
 
 Queries without a positive or without a negative row are skipped (they contribute no gradient,
 as in the estimators, but without a warning: mini-batches meet them all the time); the value is
@@ -22,20 +17,13 @@ the mean over the queries left, and a ValueError says so when none is left.
 
 import numpy as np
 
-from .._queries import check_relevance_grades, informative_queries, resolve_queries
-from ._score_ranking import labelled_by_score, ranked_by_score, zero_one_diminished
-from .dp import ap_direct_loss_inference
-from .graded import check_grades, graded_ranked_by_score
-from .rank_losses import APLoss, NDCGLoss
-from .registry import Oracle, get_oracle
+from ssvm._queries import check_relevance, informative_queries, resolve_queries
+from ssvm.losses.direct import direct_loss_oracle
+from ssvm.losses.graded import check_grades
+from ssvm.losses.registry import get_oracle
+from ssvm.problem.score_space import ScoreHinge
 
-__all__ = ["rank_hinge", "direct_loss_gradient", "direct_loss_oracle", "evaluate_hinge", "evaluate_direct",
-           "DIRECTIONS", "DIRECT_LOSSES"]
-
-DIRECTIONS = ("positive", "negative", "perceptron")
-#: loss -> directions direct_loss_gradient serves for it
-DIRECT_LOSSES = {"ap": DIRECTIONS, "ndcg": ("positive", "perceptron"), "zero_one": DIRECTIONS}
-_RANK_LOSSES = {"ap": APLoss(), "ndcg": NDCGLoss()}
+__all__ = ["rank_hinge", "direct_loss_gradient", "evaluate_hinge", "evaluate_direct"]
 
 
 def _check_scores(scores):
@@ -56,13 +44,11 @@ def _check_scores(scores):
 def _score_hinge(scores, y, qid, oracle):
     """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
     queries that have a positive and a negative."""
-    from ..problem.score_space import ScoreHinge  # the problem layer sits above ssvm.losses
-
     s, dtype = _check_scores(scores)
     if oracle.graded:  # graded NDCG: the grades themselves, queries with two distinct grades
-        target = check_grades(y, s.shape[0], gain=oracle.params["gain"])
+        target = check_grades(y, s.shape[0], gain=oracle.gain)
     else:
-        target = check_relevance_grades(y, s.shape[0]) > 0
+        target = check_relevance(y, s.shape[0])
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
     queries = informative_queries(resolve_queries(s.shape[0], qid=qid), target, warn=False)
@@ -90,7 +76,7 @@ def evaluate_hinge(oracle, scores, y, qid=None):
 
 
 def evaluate_direct(oracle, scores, y, qid=None):
-    """Task loss and direct-loss gradient for an oracle of :func:`direct_loss_oracle`.
+    """Task loss and direct-loss gradient for an oracle of :func:`~ssvm.losses.direct.direct_loss_oracle`.
 
     Parameters
     ----------
@@ -179,12 +165,13 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     qid : array-like of shape (n,), optional
         Query id of each row; by default one query. Queries without a relevant or without an
         irrelevant row are skipped.
-    loss : {"ap", "ndcg", "zero_one"}, default="ap"
-        Task loss Δ. ``"ndcg"`` has no negative direction (its loss-diminished problem is not
-        QS-suitable and has no dynamic program here). With grades and a graded ``gain`` (the
-        default for ``"ndcg"``), by linearity the positive gradient is
-        ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]`` over the grade thresholds (and the perceptron's
-        ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), the task loss the graded 1 − NDCG.
+    loss : {"ap", "ndcg", "zero_one"} or QSLoss, default="ap"
+        Task loss Δ (``ssvm.losses.loss_entry(loss).directions`` lists its directions). ``"ndcg"``
+        and loss objects have no negative direction (the loss-diminished problem is not QS-suitable
+        and has no dynamic program here). With grades and a graded ``gain`` (the default for
+        ``"ndcg"``), by linearity the positive gradient is ``Σ_t α_t (1/ε) [Ψ_t(R_dir,t) − Ψ_t(R_w)]``
+        over the grade thresholds (the perceptron's ``Σ_t α_t [Ψ_t(R_w) − Ψ_t(R*)]``), and the
+        task loss the graded 1 − NDCG.
     epsilon : float, default=0.1
         ε > 0; smaller is closer to the true gradient of the (smoothed) expected loss and noisier.
     direction : {"positive", "negative", "perceptron"}, default="positive"
@@ -222,79 +209,3 @@ def direct_loss_gradient(scores, y, qid=None, loss="ap", epsilon=0.1, direction=
     [0.0, 1.0, -1.0]
     """
     return evaluate_direct(direct_loss_oracle(loss, epsilon, direction, **loss_params), scores, y, qid)
-
-
-def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_params):
-    """The :class:`~ssvm.losses.Oracle` whose answer per query is the direct-loss gradient.
-
-    Parameters
-    ----------
-    loss, epsilon, direction, **loss_params
-        As in :func:`direct_loss_gradient`.
-
-    Returns
-    -------
-    Oracle
-        ``(c, delta)`` per query: ``c`` = ± (1/ε) (Ψ-coefficients(R_dir) − Ψ-coefficients(R_w))
-        (Ψ(R_w) − Ψ(R*) for the perceptron), ``delta`` = Δ(R*, R_w); picklable.
-
-    Raises
-    ------
-    ValueError
-        On an unknown loss or direction, a loss without that direction, or ε that is not a finite
-        number > 0.
-    """
-    if not isinstance(loss, str) or loss not in DIRECT_LOSSES:
-        raise ValueError(f"direct loss minimisation supports loss in {sorted(DIRECT_LOSSES)}, got {loss!r}")
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if direction not in DIRECT_LOSSES[loss]:
-        raise ValueError(f"loss {loss!r} has no {direction!r} direction (its loss-diminished inference is "
-                         f"not implemented); use one of {DIRECT_LOSSES[loss]}")
-    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
-    eps = float(epsilon)
-    if not (np.isfinite(eps) and eps > 0):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    augmented = get_oracle(loss, **loss_params)  # checks the parameters; graded NDCG for a graded gain
-    inner = augmented if direction == "positive" else None
-    gain = augmented.params["gain"] if augmented.graded else None
-    params = {"loss": loss, "epsilon": eps, "direction": direction, "inner": inner, "gain": gain}
-    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", graded=augmented.graded)
-
-
-def _output_by_score(scores, y, starts, ends, loss, gain):
-    """``(c, delta)`` of R_w (Ψ(R_w) − Ψ(R*), Δ(R*, R_w)) per query; graded NDCG: Σ_t α_t of them."""
-    if loss == "zero_one":
-        return labelled_by_score(scores, y, starts, ends)
-    if gain is not None:
-        return graded_ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss], gain)
-    return ranked_by_score(scores, y, starts, ends, _RANK_LOSSES[loss])
-
-
-def _direct_batch(scores, y, starts, ends, loss, epsilon, direction, inner, gain):
-    """The direct-loss :class:`Oracle`'s batch form (see :func:`direct_loss_oracle`)."""
-    c_w, delta_w = _output_by_score(scores, y, starts, ends, loss, gain)
-    if direction == "perceptron":
-        return c_w, delta_w
-    if direction == "positive":
-        with np.errstate(over="ignore"):
-            scaled = scores / epsilon
-        if not np.all(np.isfinite(scaled)):
-            raise ValueError(f"scores / epsilon overflows (max |score| {np.max(np.abs(scores)):.3g}, "
-                             f"epsilon {epsilon:.3g}); rescale the scores or raise epsilon")
-        c_dir, _ = inner.batch(scaled, y, starts, ends)
-        return (c_dir - c_w) / epsilon, delta_w
-    if loss == "zero_one":
-        c_dir, _ = zero_one_diminished(scores, y, starts, ends, epsilon)
-    else:
-        c_dir = np.zeros(scores.size)
-        for a, b in zip(starts, ends):
-            c_dir[a:b], _ = ap_direct_loss_inference(scores[a:b], y[a:b], epsilon, -1)
-    return (c_w - c_dir) / epsilon, delta_w
-
-
-def _direct_single(scores, y, **params):
-    """The direct-loss :class:`Oracle` on one query."""
-    c, delta = _direct_batch(scores, y, np.array([0]), np.array([scores.size]), **params)
-    return c, float(delta[0])

@@ -85,7 +85,7 @@ def fit_model(spec, C, X, y, qid=None, random_state=0):
 
 
 def evaluate_model(model, X, y, qid=None):
-    """Mean AP and mean NDCG (binary gains) of a fitted model's rankings, by :mod:`ssvm.metrics`.
+    """Mean AP and mean NDCG (gains 2^y − 1 for graded relevance) of a fitted model's rankings (:mod:`ssvm.metrics`).
 
     Parameters
     ----------

@@ -78,7 +78,7 @@ def record_training_scores(X, y, classes, loss, C, *, solver="cutting_plane", to
     results : list
         The solver results (with their histories), one per class.
     """
-    from ssvm.losses import get_oracle
+    from ssvm.losses import get_oracle, loss_entry
     from ssvm.problem import StructuredHinge
     from ssvm.solvers import SOLVERS
 
@@ -87,7 +87,7 @@ def record_training_scores(X, y, classes, loss, C, *, solver="cutting_plane", to
     for relevant in _binary_queries(y, classes):
         oracle = RecordingOracle(get_oracle(loss, "auto"))
         problem = StructuredHinge(X, relevant, [np.arange(X.shape[0])], oracle,
-                                  fit_intercept=(loss == "zero_one"))
+                                  fit_intercept=loss_entry(loss).intercept)
         results.append(SOLVERS[solver](problem, C, tol=tol, random_state=random_state, **kwargs))
         calls.extend(oracle.calls)
         if progress is not None:

@@ -6,25 +6,9 @@ import math
 
 import numpy as np
 
+from ssvm.demo import matplotlib_missing  # the check ssvm demo makes, before any work
+
 __all__ = ["history_curve", "matplotlib_missing", "plot_convergence", "plot_precision_recall", "pyplot"]
-
-
-def matplotlib_missing():
-    """Why ``--plot`` cannot work here, or None when matplotlib imports.
-
-    The command lines (``ssvm demo`` and the scripts) call this before any work, so that a missing
-    matplotlib stops them at the start with this message instead of after the whole run.
-
-    Returns
-    -------
-    message : str or None
-    """
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        return (f"--plot needs matplotlib, which cannot be imported ({exc}); install it with "
-                "pip install \"ssvm[plot]\" (or pip install matplotlib), or run without --plot")
-    return None
 
 
 def pyplot():

@@ -1,0 +1,128 @@
+"""What an oracle is to the rest of ssvm: :class:`OracleSpec` (one registry cell), :class:`Oracle`
+(a per-query function with its batch form and parameters) and :func:`as_oracle`.
+
+The problem layer, the solvers and the score-space losses only ever call an :class:`Oracle`'s
+``__call__`` and :meth:`Oracle.batch`; which function serves which loss is the registry's
+business (:mod:`ssvm.losses.registry`).
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ["OracleSpec", "Oracle", "as_oracle"]
+
+@dataclass(frozen=True)
+class OracleSpec:
+    """One (loss, oracle) pair of the registry: what solves one query, and many at once.
+
+    Parameters
+    ----------
+    single : callable
+        ``single(scores, y, **params) -> (c, delta)``, a module-level function.
+    batched : callable or None, default=None
+        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` over stacked queries, exactly
+        ``single`` on each; None: :meth:`Oracle.batch` loops over ``single``.  A batch form taking
+        a loss object serves only the losses that declare ``compiled_batch``
+        (:class:`~ssvm.losses.QSLoss`).
+    """
+
+    single: Callable
+    batched: Optional[Callable] = None
+
+
+@dataclass(frozen=True, eq=False)
+class Oracle:
+    """A loss-augmented inference oracle: its per-query function and, if it has one, its batch form.
+
+    The registry declares, for each (loss, oracle) pair, the function that solves one query and the
+    one that solves many stacked queries in one call (compiled or vectorised); the problem layer
+    only ever calls :meth:`__call__` and :meth:`batch`, so nothing downstream inspects which
+    function it got. Picklable (module-level functions and plain parameters).
+
+    Parameters
+    ----------
+    single : callable
+        ``single(scores, y, **params) -> (c, delta)`` for one query.
+    batched : callable or None, default=None
+        ``batched(scores, y, starts, ends, **params) -> (c, delta)`` giving exactly what ``single``
+        gives on each query ``scores[starts[k]:ends[k]]`` (``c`` in the queries' rows, zero
+        elsewhere; ``delta`` per query). None: :meth:`batch` calls ``single`` per query.
+    params : dict, default={}
+        Keyword arguments of both functions (the loss object, ``k``, ...).
+    name : str, default=""
+        The oracle's name (``"qs"``, ``"yue"``, ...), for messages and timing tables.
+    gain : str or None, default=None
+        The gain of a graded oracle (graded NDCG, :mod:`ssvm.losses.graded`), which reads ``y`` as non-negative
+        integer grades (int64) instead of boolean relevance: the problem layer then carries the
+        grades, and a query counts when its grades are not all equal. None: boolean relevance.
+    """
+
+    single: Callable
+    batched: Optional[Callable] = None
+    params: dict = field(default_factory=dict)
+    name: str = ""
+    gain: Optional[str] = None
+
+    @property
+    def graded(self):
+        """Whether the oracle reads ``y`` as grades (it has a ``gain``)."""
+        return self.gain is not None
+
+    def __call__(self, scores, y):
+        """``(c, delta)`` of one query (no validation: see :func:`loss_augmented_inference`)."""
+        return self.single(scores, y, **self.params)
+
+    def batch(self, scores, y, starts, ends):
+        """``(c, delta)`` of the stacked queries ``scores[starts[k]:ends[k]]``.
+
+        Parameters
+        ----------
+        scores : ndarray of float64, shape (n,)
+            Stacked scores; rows outside the queries are ignored.
+        y : ndarray of bool, shape (n,)
+        starts, ends : ndarray of int64, shape (Q,)
+            Ascending, disjoint ranges, each with a positive and a negative.
+
+        Returns
+        -------
+        c : ndarray of float64, shape (n,)
+            Each query's ``c`` in its rows, zero elsewhere.
+        delta : ndarray of float64, shape (Q,)
+        """
+        if self.batched is not None:
+            return self.batched(scores, y, starts, ends, **self.params)
+        c_all = np.zeros(scores.shape[0])
+        delta = np.empty(starts.shape[0])
+        for k in range(delta.shape[0]):
+            a, b = starts[k], ends[k]
+            c, delta[k] = self.single(scores[a:b], y[a:b], **self.params)
+            c = np.asarray(c, dtype=np.float64)
+            if c.shape != (b - a,):
+                raise ValueError(f"oracle returned c of shape {c.shape} for a query of {b - a} samples")
+            c_all[a:b] = c
+        return c_all, delta
+
+
+def as_oracle(oracle):
+    """An :class:`Oracle` as it is, or a plain callable ``f(scores, y) -> (c, delta)`` wrapped as one.
+
+    Parameters
+    ----------
+    oracle : Oracle or callable
+
+    Returns
+    -------
+    Oracle
+
+    Raises
+    ------
+    ValueError
+        If ``oracle`` is not callable.
+    """
+    if isinstance(oracle, Oracle):
+        return oracle
+    if not callable(oracle):
+        raise ValueError(f"oracle must be callable, got {type(oracle).__name__}")
+    return Oracle(single=oracle, name=getattr(oracle, "__name__", type(oracle).__name__))
