@@ -1,28 +1,34 @@
-"""Scale: the cutting plane on N = 1e6 .. 1e7 rows, in memory, on dask and out of core, float32/64.
+"""Scale: the cutting plane on N = 1e6 rows and up, in memory, on dask and out of core, float32/64.
 
 Data: N rows of d = 100 Gaussian features in consecutive queries of ``--query-size`` rows, a
 fraction ``--relevant`` of them relevant (shifted along a fixed direction, so the classes overlap);
-generated block by block (``--block-rows`` rows, whole queries) from ``--seed``, so every set-up
+generated in chunks (``--block-rows`` rows, whole queries) from ``--seed``, so every set-up
 trains on the same numbers and no set-up holds two copies of X:
 
-* ``in memory``: X a numpy array, ``StructuredHinge`` (the in-memory problem, one thread);
+* ``in memory``: X a numpy array, ``StructuredHinge`` (the fused round: numba's threads);
 * ``dask threads``: the same array as a dask array, ``DaskStructuredHinge`` under dask's threaded
-  scheduler (products and oracles of different blocks overlap);
+  scheduler;
 * ``LocalCluster``: a ``dask.distributed.LocalCluster`` of 2 workers x 1 thread that generates its
-  blocks itself and holds them (persisted); only w goes out and d + 2 numbers per block come back;
-* ``zarr on disk``: X written to an uncompressed zarr store, read back block by block every round
-  (threaded scheduler, not persisted; the OS page cache may serve the reads if memory allows).
+  chunks itself and holds them (persisted); only w goes out and d + 2 numbers per block come back;
+* ``zarr on disk`` (not by default): X written to an uncompressed zarr store, read back block by
+  block every round (threaded scheduler, not persisted).
+
+The dask problems join the generated chunks into fewer, larger blocks (their default: up to dask's
+``array.chunk-size``, a block per worker thread at least); ``tasks/round`` shows how many.
 
 Each set-up runs the cutting plane (OCAS, the default) to the relative gap ``--tol`` and reports
-the rounds to tolerance, the median seconds per round and its parts (products and oracles summed
-over the blocks' tasks, the client's QP) over the solver's rounds and ``--extra-rounds`` more
-planes at its solution, the bytes each round moves and how far its final w is from the in-memory
-one. ``products alone`` times the two matrix-vector products ``X w`` and
-``Xᵀ c`` of the in-memory problem (median of ``--repeats``), the memory-bandwidth floor of a round.
+the rounds to tolerance, the median seconds per round over the solver's rounds and
+``--extra-rounds`` more planes at its solution, the bytes each round moves and how far its final
+w is from the in-memory one; ``X @ w s`` times one product of the in-memory X (median of
+``--repeats``): the floor of a round that reads X once.
 
-Targets checked at the largest N: in-memory round <= 1.3x the two products alone; float32 round
-<= 0.6x float64 (in memory); LocalCluster round <= 1.5x in memory. BLAS runs ``--blas-threads``
-threads in this process (the cluster's workers run one each).
+``giant`` (with the cluster): one query of all N rows (no qid; AP; 1 in 50 of the relevant rows
+kept relevant, a detector's few positives), a plane at the fitted w, in memory, on the
+LocalCluster without per-row data on the client (``DaskGiantHinge``) and with the scores gathered
+(``DaskGatheredHinge``, 16 bytes a row a round): seconds and bytes a round.
+
+Targets, at the largest N: in-memory round <= 1.5x one X @ w; LocalCluster round <= 1.5x in
+memory; the giant query's bytes a round <= 1% of the gathered path's.
 """
 
 from __future__ import annotations
@@ -118,17 +124,16 @@ def informative(queries, y):
     return [q for q in queries if 0 < np.count_nonzero(y[q]) < q.size]
 
 
-def products_alone(X, repeats, rng):
-    """Median seconds of the in-memory problem's two products ``X w`` and ``Xᵀ c``."""
-    from ssvm.problem import LinearScores
+def one_product(X, repeats, rng):
+    """Median seconds of one ``X @ w`` (the compiled product of the in-memory problem): the floor
+    of a round that reads X once."""
+    from ssvm.problem.weight_space import matvec
 
-    products = LinearScores(X, False)
-    w, c = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[0])
+    w = rng.standard_normal(X.shape[1])
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        products.scores(w)
-        products.transpose(c)
+        matvec(X, w)
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
 
@@ -147,10 +152,8 @@ def solve(problem, args):
         problem.plane(result.w)
         after = time.perf_counter(), problem.matvec_seconds, problem.oracle_seconds
         extra.append(np.subtract(after, before))
-    seconds, products, oracle = np.median(np.vstack([rounds, *extra]), axis=0)
-    qp = np.median(np.diff([0.0] + [r["qp_seconds"] for r in result.history]))
-    return result, {"rounds": result.n_iter, "converged": result.converged, "round s": seconds,
-                    "products s": products, "oracle s": oracle, "QP s": float(qp)}
+    seconds = np.median(np.vstack([rounds, *extra]), axis=0)[0]
+    return result, {"rounds": result.n_iter, "converged": result.converged, "round s": seconds}
 
 
 def warm_up():
@@ -175,12 +178,7 @@ def run_setup(name, make_problem, args, reference_w, x_bytes):
     setup = time.perf_counter() - t0
     result, row = solve(problem, args)
     dask_problem = hasattr(problem, "result_bytes")
-    if name == "zarr on disk":
-        read = x_bytes
-    else:
-        read = 2 * x_bytes
     row = {"set-up": name, **row, "prepare s": setup, "X MB": x_bytes / 1e6,
-           "X read MB/round": read / 1e6,
            "client<->tasks kB/round": (problem.result_bytes / problem.n_rounds
                                        + 8 * problem.n_features * 2) / 1e3 if dask_problem else 0.0,
            "tasks/round": problem.n_blocks if dask_problem else 0}
@@ -191,8 +189,9 @@ def run_setup(name, make_problem, args, reference_w, x_bytes):
     return result.w, row
 
 
-def bench_size(args, n, dtype, client, workdir):
-    """All set-ups at one size and dtype; the rows of the results table."""
+def bench_size(args, n, dtype, client, workdir, giant_rows):
+    """All set-ups at one size and dtype; the rows of the results table (and, into
+    ``giant_rows``, those of the one-query table)."""
     import dask
     import dask.array as da
     from threadpoolctl import threadpool_limits
@@ -206,11 +205,11 @@ def bench_size(args, n, dtype, client, workdir):
     with threadpool_limits(args.blas_threads):
         X, y, qid = in_memory(args, n, dtype)
         x_bytes = X.nbytes
-        floor = products_alone(X, args.repeats, np.random.default_rng(args.seed))
+        floor = one_product(X, args.repeats, np.random.default_rng(args.seed))
         queries = informative(queries_of(qid), y)
         w_ref, row = run_setup("in memory", lambda: StructuredHinge(X, y, queries, oracle),
                                args, None, x_bytes)
-        rows.append({**label, **row, "products alone s": floor})
+        rows.append({**label, **row, "X @ w s": floor})
         if "threads" in args.setups:
             Xd = da.from_array(X, chunks=(args.block_rows, args.d))
             with dask.config.set(scheduler="threads"):
@@ -224,6 +223,8 @@ def bench_size(args, n, dtype, client, workdir):
             _, row = run_setup("LocalCluster", lambda: DaskStructuredHinge(Xd, yd, qd, oracle),
                                args, w_ref, x_bytes)
         rows.append({**label, **row})
+        if "giant" in args.setups:
+            giant_rows.extend(bench_giant(args, n, dtype, client, (Xd, yd), w_ref))
         Xd = yd = qd = None
         client.run(_collect)
     if "zarr" in args.setups:
@@ -236,6 +237,56 @@ def bench_size(args, n, dtype, client, workdir):
         rows.append({**label, **row})
         shutil.rmtree(path)
     return rows
+
+
+def bench_giant(args, n, dtype, client, data, w):
+    """One query of all N rows (no qid) at ``w``: the in-memory plane, the LocalCluster's giant
+    query (DaskGiantHinge) and its gathered path (DaskGatheredHinge); median of ``--repeats``."""
+    from ssvm.losses import get_oracle
+    from ssvm.problem import StructuredHinge
+    from ssvm.problem.dask_gathered import DaskGatheredHinge
+    from ssvm.problem.dask_giant import DaskGiantHinge
+
+    oracle = get_oracle("ap", "auto")
+    Xd, yd = data
+    sparse = np.arange(n) % 50 == 0  # a detector's few positives: 1 in 50 of the relevant rows
+    y = yd.compute() & sparse
+    with client.as_current():
+        Xp = Xd.persist()
+        problems = {"giant": DaskGiantHinge(Xp, y, oracle, persist=False),
+                    "gathered": DaskGatheredHinge(Xp, y, oracle, persist=False)}
+        rows, planes = [], {}
+        for name, problem in problems.items():
+            problem.plane(w)  # warm: the workers' kernels
+            times = []
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                planes[name] = problem.plane(w)
+                times.append(time.perf_counter() - t0)
+            moved = (problem.result_bytes / problem.n_rounds if name == "giant"
+                     else 16 * n)  # gathered: 8 bytes a row back (scores), 8 out (coefficients)
+            rows.append({"N": n, "dtype": dtype, "one query": f"LocalCluster, {name}",
+                         "plane s": float(np.median(times)),
+                         "client<->tasks kB/round": moved / 1e3,
+                         "passes/round": problem.n_passes / problem.n_rounds
+                         if name == "giant" else 2.0})
+    Xp = None
+    X, y_mem, _ = in_memory(args, n, dtype)
+    mem = StructuredHinge(X, y_mem & sparse, [np.arange(n)], oracle)
+    mem.plane(w)
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        want = mem.plane(w)
+        times.append(time.perf_counter() - t0)
+    reference = {"N": n, "dtype": dtype, "one query": "in memory",
+                 "plane s": float(np.median(times)), "client<->tasks kB/round": 0.0,
+                 "passes/round": 0.0}
+    for row, name in zip(rows, problems):
+        row["g vs in memory"] = float(np.max(np.abs(planes[name][2] - want[2]))
+                                      / np.max(np.abs(want[2])))
+        row["vs in memory"] = row["plane s"] / reference["plane s"]
+    return [reference, *rows]
 
 
 def _collect():
@@ -257,12 +308,8 @@ def targets(rows):
     for dtype in ("float64", "float32"):
         if ("in memory", dtype) in at:
             r = at[("in memory", dtype)]
-            out.append(target(f"in-memory round <= 1.3x the two products alone ({dtype})",
-                              r["round s"] / r["products alone s"], 1.3))
-    if ("in memory", "float64") in at and ("in memory", "float32") in at:
-        out.append(target("float32 round <= 0.6x float64 (in memory)",
-                          at[("in memory", "float32")]["round s"]
-                          / at[("in memory", "float64")]["round s"], 0.6))
+            out.append(target(f"in-memory round <= 1.5x one X @ w ({dtype})",
+                              r["round s"] / r["X @ w s"], 1.5))
     for dtype in ("float64", "float32"):
         if ("LocalCluster", dtype) in at and ("in memory", dtype) in at:
             out.append(target(f"LocalCluster round <= 1.5x in memory ({dtype})",
@@ -271,24 +318,39 @@ def targets(rows):
     return out
 
 
+def giant_targets(rows):
+    """A giant query's bytes a round against the gathered path's 16 bytes a row, at the largest N."""
+    n = max(r["N"] for r in rows)
+    out = []
+    for r in rows:
+        if r["N"] == n and r["one query"] == "LocalCluster, giant":
+            ratio = r["client<->tasks kB/round"] / (16 * n / 1e3)
+            out.append({"target": f"giant query: bytes a round <= 1% of the scores' ({r['dtype']}, "
+                                  f"N={n:.0e})", "measured": f"{ratio:.2%}",
+                        "met": bool(ratio <= 0.01)})
+    return out
+
+
 def main(argv=None):
     parser = _common.make_parser(__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 2_000_000, 4_000_000])
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"],
                         choices=["float64", "float32"])
-    parser.add_argument("--setups", nargs="+", default=["threads", "cluster", "zarr"],
-                        choices=["threads", "cluster", "zarr"],
-                        help="set-ups besides 'in memory' (default: all)")
+    parser.add_argument("--setups", nargs="+", default=["threads", "cluster", "giant"],
+                        choices=["threads", "cluster", "giant", "zarr"],
+                        help="set-ups besides 'in memory' (default: all but zarr); 'giant' (one "
+                             "query of all rows) needs 'cluster'")
     parser.add_argument("--d", type=int, default=100, help="features (default 100)")
     parser.add_argument("--query-size", type=int, default=1000, help="rows per query (1000)")
     parser.add_argument("--relevant", type=float, default=0.05,
                         help="fraction of relevant rows (default 0.05)")
-    parser.add_argument("--block-rows", type=int, default=250_000,
-                        help="rows per dask block / zarr chunk, a multiple of --query-size")
+    parser.add_argument("--block-rows", type=int, default=100_000,
+                        help="rows per generated dask chunk / zarr chunk, a multiple of "
+                             "--query-size (the problems join small ones into larger blocks)")
     parser.add_argument("--C", type=float, default=10.0, help="regularisation C (default 10)")
     parser.add_argument("--tol", type=float, default=1e-3, help="relative gap tolerance")
     parser.add_argument("--max-rounds", type=int, default=200, help="cutting-plane rounds cap")
-    parser.add_argument("--repeats", type=int, default=5, help="timings of the products alone")
+    parser.add_argument("--repeats", type=int, default=5, help="timings of X @ w and of the one-query planes")
     parser.add_argument("--extra-rounds", type=int, default=5,
                         help="planes timed at the solution, besides the solver's rounds (5)")
     parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (default 1)")
@@ -296,6 +358,7 @@ def main(argv=None):
     args = _common.setup(parser, argv)
     if args.quick:
         args.sizes, args.d, args.block_rows, args.query_size = [20_000], 20, 5_000, 500
+        args.setups = sorted(set(args.setups) | {"zarr"})
         args.repeats, args.max_rounds, args.extra_rounds = 2, 50, 2
     if args.block_rows % args.query_size:
         parser.error("--block-rows must be a multiple of --query-size")
@@ -311,29 +374,44 @@ def main(argv=None):
                                silence_logs=logging.WARNING)
         client = Client(cluster, set_as_default=False)
         client.run(warm_up)
-    rows = []
+    rows, giant_rows = [], []
     try:
         with tempfile.TemporaryDirectory(dir=args.workdir) as workdir, warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # queries without a positive are skipped
             for dtype in args.dtypes:
                 for n in sorted(args.sizes):
-                    rows += bench_size(args, n, dtype, client, workdir)
+                    rows += bench_size(args, n, dtype, client, workdir, giant_rows)
     finally:
         if client is not None:
             client.close()
             cluster.close()
-    columns = ["N", "dtype", "set-up", "rounds", "converged", "round s", "products s",
-               "oracle s", "QP s", "products alone s", "prepare s", "X MB", "X read MB/round",
-               "client<->tasks kB/round", "tasks/round", "w vs in memory"]
+    for r in rows:
+        ref = next(m for m in rows if (m["N"], m["dtype"], m["set-up"]) == (r["N"], r["dtype"],
+                                                                             "in memory"))
+        r["vs in memory"] = r["round s"] / ref["round s"]
+        r["round / X @ w"] = r["round s"] / ref["X @ w s"]
+    columns = ["N", "dtype", "set-up", "rounds", "converged", "round s", "X @ w s",
+               "round / X @ w", "vs in memory", "prepare s", "X MB", "client<->tasks kB/round",
+               "tasks/round", "w vs in memory"]
+    import numba
+
     tables = [format_table(rows, columns, floatfmt={
-        "round s": ".3f", "products s": ".3f", "oracle s": ".3f", "QP s": ".4f",
-        "products alone s": ".3f", "prepare s": ".2f", "X MB": ".0f", "X read MB/round": ".0f",
-        "client<->tasks kB/round": ".1f", "w vs in memory": ".1e"},
+        "round s": ".3f", "X @ w s": ".3f", "round / X @ w": ".2f", "vs in memory": ".2f",
+        "prepare s": ".2f", "X MB": ".0f", "client<->tasks kB/round": ".1f",
+        "w vs in memory": ".1e"},
         title=(f"Cutting plane to tol={args.tol:g} (AP, C={args.C:g}, d={args.d}, queries of "
-               f"{args.query_size} rows, {args.relevant:.0%} relevant, blocks of "
-               f"{args.block_rows} rows; BLAS threads {args.blas_threads}; products and oracle "
-               "per round summed over the blocks' tasks)"))]
-    target_rows = targets(rows)
+               f"{args.query_size} rows, {args.relevant:.0%} relevant, generated in chunks of "
+               f"{args.block_rows} rows; numba threads {numba.get_num_threads()} in memory and "
+               f"per worker, BLAS threads {args.blas_threads}; {os.cpu_count()} CPUs)"))]
+    if giant_rows:
+        tables.append(format_table(giant_rows, ["N", "dtype", "one query", "plane s",
+                                                "vs in memory", "client<->tasks kB/round",
+                                                "passes/round", "g vs in memory"], floatfmt={
+            "plane s": ".3f", "vs in memory": ".2f", "client<->tasks kB/round": ".1f",
+            "passes/round": ".1f", "g vs in memory": ".1e"},
+            title="One query of all N rows (no qid, AP, P = N/1000 relevant): a plane at the "
+                  "ranking fit's w"))
+    target_rows = targets(rows) + (giant_targets(giant_rows) if giant_rows else [])
     tables.append(format_table(target_rows, title="Targets"))
     if args.plot:
         plot(rows, args.plot)
@@ -341,7 +419,7 @@ def main(argv=None):
                                 "d": args.d, "query_size": args.query_size,
                                 "relevant": args.relevant, "block_rows": args.block_rows,
                                 "blas_threads": args.blas_threads, "rows": rows,
-                                "targets": target_rows})
+                                "giant_rows": giant_rows, "targets": target_rows})
     return 0
 
 

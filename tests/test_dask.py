@@ -16,10 +16,18 @@ import dask  # noqa: E402
 from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
-from ssvm.problem._dask_blocks import aligned_chunks, qid_runs  # noqa: E402
+from ssvm.problem._dask_blocks import aligned_chunks, merged_chunks, qid_runs  # noqa: E402
 from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def blocks_as_given():
+    """Most tests here are about block boundaries and errors naming blocks: chunks are not
+    joined into larger blocks (test_small_chunks_are_joined tests the joining)."""
+    with dask.config.set({"array.chunk-size": 0}):
+        yield
 
 
 def ranking_data(seed=0, n_queries=60, d=6, dtype=np.float64):
@@ -392,3 +400,105 @@ def test_counters_count_each_round_once():
         assert problem.n_oracle_calls == k * problem.n_queries and problem.n_rounds == k
     problem.planes(np.ones(6), [0, 2])
     assert problem.n_oracle_calls == 3 * problem.n_queries + 2
+
+
+# ---------------------------------------------------------------- bugs a mutation audit planted
+
+
+def test_planes_skip_a_block_without_a_trained_query():
+    """Query numbers count the blocks with a trained query only: the middle block (a query
+    without a negative) holds none, so query 1 is the last block's."""
+    X = np.array([[1.0], [0.0], [1.0], [2.0], [0.5], [0.2]])
+    qid, y = np.array([0, 0, 1, 1, 2, 2]), np.array([1, 0, 1, 1, 0, 1])
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        dsk = DaskStructuredHinge(da.from_array(X, chunks=(2, 1)), y, qid, oracle)
+    mem = StructuredHinge(X, y > 0, [np.arange(0, 2), np.arange(4, 6)], oracle)
+    assert dsk.n_blocks == 2 and dsk.n_skipped_queries == 1
+    w = np.array([1.0])
+    for subset in (None, [1], [1, 0]):
+        delta, G = dsk.planes(w, subset)
+        want = mem.planes(w, subset)
+        np.testing.assert_array_equal(delta, want[0])
+        np.testing.assert_array_equal(G, want[1])
+    delta, G = dsk.planes(w)
+    np.testing.assert_allclose(delta, [0.0, 0.5], atol=1e-15)
+    np.testing.assert_allclose(G, [[0.0], [0.6]], atol=1e-15)
+
+
+def test_integer_X_above_2_to_the_24_is_float64():
+    """16777217 = 2²⁴ + 1 has no float32: integer X must become float64, as in memory."""
+    X = np.array([[0], [16777217], [1], [0]])
+    y, qid = np.array([1, 0, 1, 0]), np.array([0, 0, 1, 1])
+    oracle = get_oracle("ap", "auto")
+    dsk = DaskStructuredHinge(da.from_array(X, chunks=(2, 1)), y, qid, oracle)
+    mem = StructuredHinge(X.astype(np.float64), y > 0, [np.arange(2), np.arange(2, 4)], oracle)
+    w = np.zeros(1)
+    for got, want in zip(dsk.plane(w), mem.plane(w)):
+        np.testing.assert_array_equal(got, want)
+    assert dsk.plane(w)[2][0] == 16777217 - 1  # in float32, 16777216 - 1
+    assert dsk.X.dtype == np.float64
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one", "precision_at_k"])
+def test_fused_block_task_with_skipped_queries_single_rows_and_empty_blocks(loss):
+    """The block task's fused round reads the block's trained range of rows (a skipped query
+    before it), a block of one row, and empty blocks; integer X above 2²⁴ as float64."""
+    X = np.array([[1, 0], [0, 2], [16777217, 1], [0, 3], [2, 2], [5, 1], [1, 1], [0, 0], [3, 1]])
+    qid = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4])
+    y = np.array([1, 1, 1, 0, 0, 0, 0, 1, 1])  # queries 0 and 2 skipped, query 4 a single row
+    oracle = get_oracle(loss, "auto", **({"gain": "binary"} if loss == "ndcg" else {}))
+    chunks = ((0, 4, 0, 4, 1), (2,))  # empty blocks; blocks start with a skipped query
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        dsk = DaskStructuredHinge(da.from_array(X, chunks=chunks), y, qid, oracle)
+    mem = StructuredHinge(X.astype(np.float64), y > 0, [np.arange(2, 4), np.arange(6, 8)], oracle)
+    assert dsk.chunks == (4, 4, 1) and dsk.n_blocks == 2
+    for w in (np.array([1e-7, -1.0]), np.array([0.0, 0.5]), np.zeros(2)):
+        for got, want in zip(dsk.plane(w), mem.plane(w)):
+            np.testing.assert_allclose(got, want, rtol=1e-15)
+    assert dsk.fused_seconds > 0 and dsk.matvec_seconds == 0  # the fused round ran
+
+
+def joined_by_hand(chunks, max_rows, min_blocks):
+    cap = max(1, min(max_rows, -(-sum(chunks) // min_blocks)))
+    out = []
+    for size in chunks:
+        if out and out[-1] + size <= cap:
+            out[-1] += size
+        else:
+            out.append(size)
+    return tuple(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=20), st.integers(0, 200),
+       st.integers(1, 6))
+def test_merged_chunks_against_a_loop(chunks, max_rows, min_blocks):
+    got = merged_chunks(tuple(chunks), max_rows, min_blocks)
+    assert got == joined_by_hand(chunks, max(max_rows, 1), min_blocks)
+    assert sum(got) == sum(chunks)
+    bounds = set(np.cumsum(chunks))
+    assert set(np.cumsum(got)) <= bounds  # only joined, never split
+
+
+def test_small_chunks_are_joined_into_fewer_tasks():
+    X, y, qid = ranking_data(16)
+    oracle = get_oracle("ap", "auto")
+    Xd = da.from_array(X, chunks=(60, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        kept = DaskStructuredHinge(Xd, y, qid, oracle)
+        with dask.config.set({"array.chunk-size": "128MiB"}):
+            joined = DaskStructuredHinge(Xd, y, qid, oracle)  # the default
+        capped = DaskStructuredHinge(Xd, y, qid, oracle, block_bytes=200 * 6 * 8)
+    threads = dask.system.CPU_COUNT  # a block per thread at least, each over half the rows/threads
+    assert threads <= len(joined.chunks) <= 2 * threads < len(kept.chunks)
+    assert max(capped.chunks) <= 200 < max(joined.chunks)
+    w = np.random.default_rng(1).standard_normal(6)
+    for problem in (joined, capped):
+        for got, want in zip(problem.plane(w), kept.plane(w)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="block_bytes must be a number of bytes >= 0"):
+        DaskStructuredHinge(Xd, y, qid, oracle, block_bytes=-1)

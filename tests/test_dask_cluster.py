@@ -6,6 +6,7 @@ one-vs-rest classes and GridSearchCV.
 """
 
 import os
+import pickle
 import threading
 import time
 import warnings
@@ -25,6 +26,8 @@ from test_latent_dask import window_data  # noqa: E402
 
 from ssvm import LatentRankSVM, RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
+from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
+from ssvm.problem.dask_giant import DaskGiantHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
 
@@ -84,6 +87,61 @@ def test_lost_worker_blocks_are_recomputed(client):
     assert result.n_iter == reference.n_iter_
     np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-10)
     assert result.objective == pytest.approx(reference.objective_, rel=1e-10)
+
+
+def giant_data(seed, n=20_000):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    return X, X[:, 0] + rng.standard_normal(n) > 3.0  # about 1% relevant
+
+
+def test_giant_query_sends_no_per_row_array_to_the_client(client, monkeypatch):
+    X, y = giant_data(15)
+    sizes = []
+    gather = client.gather
+
+    def spy(futures, *args, **kwargs):  # what dask.compute brings to the client
+        out = gather(futures, *args, **kwargs)
+        parts = out if isinstance(out, (list, tuple)) else [out]
+        sizes.extend(len(pickle.dumps(part)) for part in parts)
+        return out
+
+    monkeypatch.setattr(client, "gather", spy)
+    Xd = da.from_array(X, chunks=(5_000, 4))
+    oracle = get_oracle("ap", "auto")
+    w = np.array([1.0, 0.2, -0.1, 0.05])
+    DaskGatheredHinge(Xd, y, oracle).plane(w)
+    assert max(sizes) > 8 * 5_000  # the spy sees a block's scores when they do come
+    mem = RankSVM(C=1.0).fit(X, y)
+    problem = DaskGiantHinge(Xd, y, oracle, budget=512)
+    sizes.clear()
+    result = SOLVERS["cutting_plane"](problem, 1.0)  # the rounds of RankSVM(C=1.0).fit(Xd, y)
+    n_pos = int(y.sum())
+    assert 0 < max(sizes) < 16 * n_pos + 24 * 512 + 2000  # O(P + budget), not a block's 40 kB
+    assert result.n_iter == mem.n_iter_
+    np.testing.assert_allclose(result.w, mem.coef_[0], rtol=1e-8, atol=1e-10)
+
+
+def test_giant_query_survives_a_lost_worker(client):
+    X, y = giant_data(16, n=8_000)
+    reference = RankSVM(C=1.0).fit(X, y)
+    problem = DaskGiantHinge(da.from_array(X, chunks=(2_000, 4)), y, get_oracle("ap", "auto"))
+    killed = []
+
+    def kill_one_worker(record):
+        if record["iteration"] == 2:
+            victim = workers(client)[0]
+            client.run(_exit_soon, workers=[victim])
+            deadline = time.time() + 60
+            while victim in workers(client) and time.time() < deadline:
+                time.sleep(0.1)
+            killed.append(victim)
+        return False
+
+    result = SOLVERS["cutting_plane"](problem, 1.0, callback=kill_one_worker)
+    assert killed and killed[0] not in workers(client)
+    assert result.n_iter == reference.n_iter_
+    np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-8)
 
 
 def test_interrupted_fit_resumes_from_warm_start(client):

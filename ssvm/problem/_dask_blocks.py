@@ -14,11 +14,17 @@ Every function that runs on a block takes the block's ``(number, first row)`` so
 name the block and the rows.
 """
 
+import weakref
+
 import numpy as np
 
+from ._fused import FusedRound
 from .score_space import ScoreHinge
 
-__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "qid_runs"]
+__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "fused_round",
+           "merged_chunks", "qid_runs"]
+
+_FUSED = weakref.WeakKeyDictionary()  # a block's hinge -> (its X_b, the FusedRound or None)
 
 
 def _where(block, n_rows=None):
@@ -117,6 +123,36 @@ def aligned_chunks(runs, chunks):
     return tuple(int(n) for n in np.diff(new))
 
 
+def merged_chunks(chunks, max_rows, min_blocks):
+    """Fewer, larger blocks: consecutive chunks joined while a block stays within ``max_rows``
+    rows and ``ceil(n / min_blocks)`` (so that ``min_blocks`` tasks can still run at once).
+
+    A task costs the scheduler milliseconds whatever its size; a block boundary between queries
+    stays one (chunks are only joined, never split).
+
+    Parameters
+    ----------
+    chunks : tuple of int
+        Rows of each block (query-aligned, all positive).
+    max_rows : int
+        Rows of the largest block wanted (at least 1).
+    min_blocks : int
+        Blocks to keep at least, when there are that many.
+
+    Returns
+    -------
+    tuple of int
+    """
+    cap = max(1, min(int(max_rows), -(-sum(chunks) // max(1, int(min_blocks)))))
+    out = [chunks[0]]
+    for size in chunks[1:]:
+        if out[-1] + size <= cap:
+            out[-1] += size
+        else:
+            out.append(size)
+    return tuple(int(n) for n in out)
+
+
 class BlockQueries:
     """A block's relevance and the row ranges of its informative queries.
 
@@ -183,3 +219,31 @@ def block_hinge(queries, oracle, normaliser):
     """
     ranges = [np.arange(a, b, dtype=np.int64) for a, b in zip(queries.starts, queries.ends)]
     return ScoreHinge(queries.relevant, ranges, oracle, check_input=False, normaliser=normaliser)
+
+
+def fused_round(X_b, hinge, fit_intercept):
+    """The block's :class:`~ssvm.problem._fused.FusedRound`, or None. Runs on a worker.
+
+    Made once per block and kept beside its hinge while the worker holds the same ``X_b`` (a
+    persisted block; out of core, every round reads a new one). None when the oracle has no
+    compiled form or ``X_b`` is not finite: the two-pass path then runs, and names the bad row.
+
+    Parameters
+    ----------
+    X_b : ndarray
+    hinge : ScoreHinge
+    fit_intercept : bool
+
+    Returns
+    -------
+    FusedRound or None
+    """
+    kept = _FUSED.get(hinge)
+    if kept is None or kept[0] is not X_b:
+        stacked = X_b[hinge.rows]  # a view: a block's queries are one range of its rows
+        fused = FusedRound(stacked, hinge, fit_intercept)
+        if not (fused.supported and np.all(np.isfinite(stacked))):
+            fused = None
+        kept = (X_b, fused)
+        _FUSED[hinge] = kept
+    return kept[1]

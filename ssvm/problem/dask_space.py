@@ -3,7 +3,9 @@
 A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
 block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
 worker between rounds) and the transposed product ``X_bᵀ c_b`` — the block's share ``(H_b,
-offset_b, g_b)`` of the plane, ``d + 2`` numbers. The scores never leave the task that made them.
+offset_b, g_b)`` of the plane, ``d + 2`` numbers, by the fused round of :mod:`ssvm.problem._fused`
+(one pass over ``X_b``) when the oracle has a compiled form. The scores never leave the task that
+made them. Small chunks of ``X`` are joined into fewer, larger blocks (``block_bytes``).
 The client adds the shares up in block order, in float64, and the solver (the dual QP, the
 stopping rule, the history) is the in-memory code: a fit on a dask array follows the iterates of
 the in-memory fit on the same data, up to the rounding of the sums.
@@ -25,7 +27,14 @@ import dask.array as da
 import numpy as np
 
 from .._queries import check_informative
-from ._dask_blocks import aligned_chunks, block_hinge, block_queries, qid_runs
+from ._dask_blocks import (
+    aligned_chunks,
+    block_hinge,
+    block_queries,
+    fused_round,
+    merged_chunks,
+    qid_runs,
+)
 from .protocol import Plane, Planes, Problem
 from .weight_space import StructuredHinge
 
@@ -136,6 +145,25 @@ def _rows(v, name, n, chunks):
     return v.rechunk((chunks,)) if isinstance(v, da.Array) else da.from_array(v, chunks=(chunks,))
 
 
+def _threads():
+    """Worker threads of the ``distributed`` client in use, else this machine's cores."""
+    client = distributed_client()
+    return sum(client.nthreads().values()) if client is not None else dask.system.CPU_COUNT
+
+
+def _block_rows(block_bytes, row_bytes):
+    """Rows of the largest joined block (``block_bytes`` of X; 0: no joining)."""
+    if block_bytes is None:
+        block_bytes = dask.config.get("array.chunk-size")
+    if isinstance(block_bytes, str):
+        block_bytes = dask.utils.parse_bytes(block_bytes)
+    if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
+            or block_bytes < 0:
+        raise ValueError(f"block_bytes must be a number of bytes >= 0 (or a string such as "
+                         f"'128MiB'), got {block_bytes!r}")
+    return max(1, int(block_bytes) // row_bytes)
+
+
 def _counts(queries):
     return queries.counts()
 
@@ -149,10 +177,11 @@ def _block_problem(X_b, hinge, fit_intercept, block):
     return StructuredHinge.from_score_hinge(X_b, hinge, fit_intercept=fit_intercept)
 
 
-def _counters(problem):
-    """``(matvec seconds, oracle seconds, oracle calls)`` so far. The block's hinge lives on
-    between rounds and keeps counting: a task reports the difference its own calls made."""
-    return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls])
+def _counters(problem, fused_seconds=0.0):
+    """``(matvec seconds, oracle seconds, oracle calls, fused seconds)`` so far. The block's hinge
+    lives on between rounds and keeps counting: a task reports the difference its own calls made."""
+    return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls,
+                     fused_seconds])
 
 
 def non_finite_error(X_rows, first_row, block, n_rows):
@@ -196,6 +225,10 @@ def _checked_scores(problem, w, block):
 def block_plane(X_b, hinge, w, fit_intercept, block):
     """One block's share of the plane at ``w``: the task of a round.
 
+    The fused round (:func:`~ssvm.problem._dask_blocks.fused_round`, one pass over ``X_b``) when
+    the oracle has a compiled form, else (or on non-finite scores, to name the bad row) the
+    two-pass path.
+
     Returns
     -------
     tuple
@@ -203,6 +236,13 @@ def block_plane(X_b, hinge, w, fit_intercept, block):
     """
     problem = _block_problem(X_b, hinge, fit_intercept, block)
     before = _counters(problem)
+    fused = fused_round(X_b, hinge, fit_intercept)
+    if fused is not None:
+        t0 = time.perf_counter()
+        H, offset, g = fused.plane(w)
+        if np.isfinite(H) and np.all(np.isfinite(g)):
+            hinge.n_oracle_calls += hinge.n_queries
+            return H, offset, g, _counters(problem, time.perf_counter() - t0) - before
     H, c, offset = problem.hinge_at_scores(_checked_scores(problem, w, block))
     g = problem.coefficients_to_subgradient(c)
     return H, offset, g, _counters(problem) - before
@@ -239,6 +279,11 @@ class DaskStructuredHinge(Problem):
     persist : bool, optional
         Hold the blocks of ``X`` in the cluster's memory; default: under a ``dask.distributed``
         client only.
+    block_bytes : int or str, optional
+        Consecutive blocks are joined up to this size of ``X`` per block (a task costs the
+        scheduler milliseconds whatever its size), keeping at least one block per worker thread;
+        default: dask's ``array.chunk-size`` (128 MiB unless configured). 0 keeps the blocks as
+        they are (aligned to whole queries).
 
     Attributes
     ----------
@@ -254,6 +299,9 @@ class DaskStructuredHinge(Problem):
     matvec_seconds, oracle_seconds : float
         Cumulative time in the products and the oracles, summed over the blocks' tasks (with
         several workers, more than the wall time).
+    fused_seconds : float
+        Cumulative time of the blocks' fused rounds (products and oracles together, counted in
+        neither of the above), summed over the tasks.
     n_oracle_calls : int
         Cumulative number of per-query oracle calls.
     round_seconds : float
@@ -263,7 +311,7 @@ class DaskStructuredHinge(Problem):
         Cumulative size (pickled) of what the tasks sent back.
     """
 
-    def __init__(self, X, y, qid, oracle, *, fit_intercept=False, persist=None):
+    def __init__(self, X, y, qid, oracle, *, fit_intercept=False, persist=None, block_bytes=None):
         X = check_dask_features(X)
         n, d = X.shape
         chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
@@ -272,6 +320,8 @@ class DaskStructuredHinge(Problem):
         runs = dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
                               for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
         chunks = aligned_chunks(list(runs), chunks)
+        row_bytes = d * X.dtype.itemsize
+        chunks = merged_chunks(chunks, _block_rows(block_bytes, row_bytes), _threads())
         if chunks != X.chunks[0]:
             logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
             X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
@@ -297,7 +347,7 @@ class DaskStructuredHinge(Problem):
         self.fit_intercept = bool(fit_intercept)
         self.n_samples = n
         self.n_features = d + self.fit_intercept
-        self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
+        self.matvec_seconds = self.oracle_seconds = self.round_seconds = self.fused_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
         wait_for(persisted, X, *hinges)
 
@@ -314,9 +364,10 @@ class DaskStructuredHinge(Problem):
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
-        matvec, oracle, calls = sum(p[-1] for p in parts)
+        matvec, oracle, calls, fused = sum(p[-1] for p in parts)
         self.matvec_seconds += matvec
         self.oracle_seconds += oracle
+        self.fused_seconds += fused
         self.n_oracle_calls += int(calls)
         return [p[:-1] for p in parts]
 

@@ -3,8 +3,10 @@
 With queries (``qid`` or ``group``), one :class:`~ssvm.problem.dask_space.DaskStructuredHinge`:
 blocks of whole queries, one task per block per round. Without, the training set is one query per
 binary task (classification: two classes, or one-vs-rest), which no block can hold: one
-:class:`~ssvm.problem.dask_gathered.DaskGatheredHinge` per task, whose rounds bring the scores to
-the client.
+:class:`~ssvm.problem.dask_giant.DaskGiantHinge` per task for AP, NDCG and 0-1 (the blocks find
+their own coefficients; no per-row data reach the client), else one
+:class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`, whose rounds bring the scores to the
+client.
 """
 
 import dask.array as da
@@ -12,6 +14,7 @@ import numpy as np
 
 from .._queries import check_group
 from .dask_gathered import DaskGatheredHinge
+from .dask_giant import DaskGiantHinge, giant_loss
 from .dask_space import DaskStructuredHinge, check_dask_features, distributed_client
 from .training_set import TrainingSet, class_targets
 
@@ -69,6 +72,7 @@ def _classification(X, y, oracle, fit_intercept):
     classes, targets = class_targets(y)
     if distributed_client() is not None:
         X = X.persist()  # once, for all the tasks
-    problems = [DaskGatheredHinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)
+    hinge = DaskGiantHinge if giant_loss(oracle) is not None else DaskGatheredHinge
+    problems = [hinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)
                 for target in targets]
     return TrainingSet(X, classes, targets, problems, 1, 0)

@@ -1,0 +1,332 @@
+"""One query spread over the blocks of a dask array, without its scores coming to the client.
+
+The whole training set as one query (classification without ``qid``) fits in no block. For AP and
+NDCG (binary, log2 discount) the loss-augmented ranking has a structure that lets each block
+compute its own coefficients (Yue et al. 2007; Mohapatra et al., Observation 4): with the
+negatives in the oracles' order — ``(−score, row)`` ascending, the j-th at rank ``r_j`` (``1 +``
+the positives above it) — the best rank ``r_j = argmax_r f_j(r)`` depends only on the
+negative's score ``s_j``, its position ``j`` and the ``P`` positive scores, and it is
+non-decreasing in ``j``. So the answer is, for each rank ``r`` in use, the key of the last negative
+of that rank: ``≤ P + 1`` thresholds. A round:
+
+1. every block computes its scores (kept on its worker) and sends back its positives' scores and
+   rows (``O(P)`` numbers), its number of negatives and its first and last negative key;
+2. a distributed selection finds the thresholds: the client knows the rank at some negatives (at
+   first the query's first and last); between two known negatives of different ranks it asks every
+   block for a few evenly spaced keys inside (*samples*, at most ``budget`` a pass in all), then
+   every block for how many of its negatives come at or before each sample (*counts*: the
+   sample's global position ``j``); the client evaluates ``r_j`` there, within the ranks of the
+   interval's ends (monotonicity), and repeats until no interval of two different ranks holds a
+   negative. Each pass moves ``O(budget)`` numbers per block, whatever the block's size;
+3. every block gets the thresholds and its positives' coefficients and sends back
+   ``X_bᵀ c_b`` and ``s_b · c_b``: ``d + 2`` numbers.
+
+The 0-1 loss is per row: one pass, each block's ``X_bᵀ c_b``, ``s_b · c_b`` and its violations.
+Other losses (precision@k, user oracles) use :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
+"""
+
+import pickle
+import time
+
+import dask
+import dask.array as da
+import numpy as np
+from numba import njit
+
+from ..losses._rank_kernels import Objective, best_rank
+from ..losses.classification import zero_one_oracle
+from ..losses.graded import graded_ndcg_oracle
+from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss
+from ..losses.registry import Oracle
+from ._giant_blocks import (
+    block_gradient,
+    block_ranking,
+    block_step,
+    block_summary,
+    block_zero_one,
+)
+from .dask_space import check_dask_features, distributed_client
+from .protocol import Plane, Planes, Problem
+from .score_space import check_relevance
+
+__all__ = ["DaskGiantHinge", "giant_loss"]
+
+_BUDGET = 4096  # samples per selection pass, over all blocks
+
+
+def giant_loss(oracle):
+    """The loss :class:`DaskGiantHinge` computes for ``oracle``, or None if it cannot.
+
+    Parameters
+    ----------
+    oracle : Oracle or callable
+
+    Returns
+    -------
+    APLoss, NDCGLoss, "zero_one" or None
+        An exact oracle of AP or NDCG with the log2 discount (its loss object; the graded NDCG
+        oracle too, the targets being binary), the 0-1 oracle, or None (another loss or a user's
+        callable).
+    """
+    if not isinstance(oracle, Oracle):
+        return None
+    if oracle.single is zero_one_oracle:
+        return "zero_one"
+    if oracle.single is graded_ndcg_oracle:  # one query of binary targets: graded NDCG is NDCG
+        return NDCGLoss()
+    loss = oracle.params.get("loss")
+    if type(loss) in (APLoss, NDCGLoss) and loss.kind in (KIND_AP, KIND_NDCG_LOG2):
+        return loss
+    return None
+
+
+@njit(cache=True)
+def ranks_at(ms, j, lo, hi, sp, kind, table, inv):
+    """Best interleaving rank (the largest argmax, as every oracle) of the negatives with
+    ``−score`` ``ms`` at positions ``j`` (ascending), each within its ranks ``lo..hi``.
+
+    The ranks never decrease along the negatives, so they are found by divide and conquer: the
+    middle negative's rank bounds those of the two halves — ``O((m + P) log m)`` steps for m
+    negatives and P positives, not ``O(m P)``.
+    """
+    obj = Objective(sp, inv, kind, table, sp.shape[0])
+    out = np.empty(ms.shape[0], dtype=np.int64)
+    stack = [(0, ms.shape[0], 1, sp.shape[0] + 1)]  # (first, end, lowest rank, highest rank)
+    while len(stack):
+        a, b, low, high = stack.pop()
+        if a >= b:
+            continue
+        m = (a + b) // 2
+        r = best_rank(-ms[m], j[m], max(low, lo[m]), min(high, hi[m]), obj)
+        out[m] = r
+        stack.append((a, m, low, r))
+        stack.append((m + 1, b, r, high))
+    return out
+
+
+def _key_order(ms, rows):
+    return np.lexsort((rows, ms))
+
+
+class DaskGiantHinge(Problem):
+    """The structured hinge of one query made of all the rows of a dask array.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, n_features)
+        Dense features (see :func:`~ssvm.problem.dask_space.check_dask_features`). Must be finite.
+    y : array-like of shape (n,)
+        Binary relevance, with a positive and a negative row.
+    oracle : Oracle
+        An exact oracle of AP, NDCG (log2 discount) or 0-1 (see :func:`giant_loss`).
+    fit_intercept : bool, default=False
+        As in :class:`~ssvm.problem.StructuredHinge`.
+    persist : bool, optional
+        Hold the blocks of ``X`` in the cluster's memory; default: under a ``dask.distributed``
+        client only (where the blocks of ``y`` are always held, sent once).
+    budget : int, optional
+        Samples asked of the blocks per selection pass, in all (when the open intervals outnumber
+        it, the blocks take turns to sample them): bounds what a pass sends to the client.
+        Default: ``max(4096, 16 P)``, a few times the positives that come anyway, so that a few
+        passes decide all the ``P + 1`` ranks.
+
+    Attributes
+    ----------
+    X : dask.array.Array
+    loss : APLoss, NDCGLoss or "zero_one"
+    n_features, n_queries, n_blocks : int
+    matvec_seconds : float
+        Time in the products, summed over the blocks' tasks.
+    oracle_seconds : float
+        Wall time of the selection (client and passes) and the 0-1 tasks.
+    n_oracle_calls, n_rounds : int
+    round_seconds : float
+    result_bytes : int
+        Cumulative size (pickled) of everything the tasks sent back to the client.
+    n_passes : int
+        Cumulative passes over the blocks (the round's first and last, and the selection's).
+    """
+
+    def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None):
+        X = check_dask_features(X)
+        n, d = X.shape
+        self.loss = giant_loss(oracle)
+        if self.loss is None:
+            raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount) and 0-1 "
+                             "oracles only; use DaskGatheredHinge for other losses")
+        y = check_relevance(y, n)
+        n_pos = int(np.count_nonzero(y))
+        if n_pos in (0, n):
+            raise ValueError("the query needs a relevant and an irrelevant row")
+        if budget is None:
+            budget = max(_BUDGET, 16 * n_pos)
+        if not isinstance(budget, (int, np.integer)) or budget < 1:
+            raise ValueError(f"budget must be a positive integer, got {budget!r}")
+        relevant = da.from_array(y, chunks=(X.chunks[0],))
+        on_cluster = distributed_client() is not None
+        if persist or (persist is None and on_cluster):
+            X = X.persist()
+        if on_cluster:  # sent once, not with every round's graph
+            relevant = relevant.persist()
+        bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
+        self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
+            zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]
+        self._bounds = bounds
+        self._relevant = relevant  # holds its persisted blocks
+        self.X = X
+        self.budget = int(budget)
+        self.fit_intercept = bool(fit_intercept)
+        self.n_samples, self.n_features = n, d + self.fit_intercept
+        self.n_queries, self.n_blocks = 1, len(self._blocks)
+        self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
+        self.n_oracle_calls = self.n_rounds = self.result_bytes = self.n_passes = 0
+        if on_cluster:
+            from distributed import futures_of, wait
+
+            wait(futures_of([X, relevant]))
+
+    def _compute(self, task, per_block, *shared, keep=False):
+        """``task(*args, *shared)`` for each block's ``args`` in ``per_block`` (one pass): the
+        results, their bytes counted, or with ``keep`` the results left where they are (persisted
+        on the workers) for the passes that follow."""
+        shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to a worker once
+        tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
+        self.n_passes += 1
+        if keep:
+            return dask.persist(*tasks)
+        parts = dask.compute(*tasks)
+        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
+        return parts
+
+    def plane(self, w):
+        """:meth:`Problem.plane` without per-row data on the client.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        (H, offset, g) : (float, float, ndarray of shape (n_features,))
+            As :meth:`Problem.plane`.
+        """
+        t0 = time.perf_counter()
+        w = self._check_w(w)
+        if self.loss == "zero_one":
+            parts = self._compute(block_zero_one, self._blocks, w, self.fit_intercept,
+                                  self.n_samples)
+            sc, violations, g = 0.0, 0, np.zeros(self.n_features)
+            for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
+                g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
+                self.oracle_seconds += seconds
+            offset = violations / self.n_samples
+        else:
+            rankings = self._compute(block_ranking, self._blocks, w, self.fit_intercept, keep=True)
+            offset, g, sc = self._ranked_plane(rankings)
+        self.n_oracle_calls += 1
+        self.n_rounds += 1
+        self.round_seconds += time.perf_counter() - t0
+        return Plane(offset + sc, offset, g)
+
+    def _ranked_plane(self, rankings):
+        """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""
+        t0 = time.perf_counter()
+        k = max(1, self.budget // self.n_blocks)
+        per_block = [(r,) for r in rankings]
+        summaries = self._compute(block_summary, per_block, k)
+        pos_s = np.concatenate([p[0] for p in summaries])
+        pos_rows = np.concatenate([p[1] for p in summaries])
+        order = np.lexsort((pos_rows, -pos_s))  # (−score, row), as the oracles sort positives
+        sp, pos_rows = np.ascontiguousarray(pos_s[order]), pos_rows[order]
+        n_pos, n_neg = sp.shape[0], sum(p[2] for p in summaries)
+        self.matvec_seconds += sum(p[5] for p in summaries)
+        kind, table = self.loss.kernel_spec(n_pos, n_neg)
+        inv = 2.0 / (n_pos * n_neg)
+        ends = [(p[3], p[4]) for p in summaries if p[2]]
+        first = min(e[0] for e in ends)
+        last = max(e[1] for e in ends)
+        samples = [p[6] for p in summaries]
+        ms, rows, j, r = self._select(per_block, first, last, n_neg, (sp, kind, table, inv), samples)
+        keep = np.append(r[1:] != r[:-1], True)  # the last negative of each rank
+        counts = np.zeros(n_pos + 1, dtype=np.int64)
+        counts[r[keep] - 1] = np.diff(j[keep], prepend=0)
+        delta = float(self.loss.value(counts))
+        c_pos = -np.cumsum(counts[:n_pos]) * inv  # Lemma 6, as write_coefficients
+        by_row = np.argsort(pos_rows)
+        cut = np.searchsorted(pos_rows[by_row], self._bounds)
+        c_blocks = [c_pos[by_row[a:b]] for a, b in zip(cut[:-1], cut[1:])]
+        self.oracle_seconds += time.perf_counter() - t0
+        parts = self._compute(block_gradient, [(b[0], rk, c_b) for b, rk, c_b in zip(
+            self._blocks, rankings, c_blocks)], (ms[keep], rows[keep]), r[keep], n_pos, inv,
+            self.fit_intercept)
+        g, sc = np.zeros(self.n_features), 0.0
+        for g_b, sc_b, seconds in parts:  # in block order, float64
+            g, sc = g + g_b, sc + sc_b
+            self.matvec_seconds += seconds
+        return delta, g, sc
+
+    def _select(self, per_block, first, last, n_neg, objective, samples):
+        """The known negatives ``(−score, row, position j, rank)`` in key order, refined until
+        every negative's rank follows from them (see the module's docstring); ``samples``: the
+        blocks' first samples (of all their negatives)."""
+        top = objective[0].shape[0] + 1
+        ms, rows = np.array([first[0], last[0]]), np.array([first[1], last[1]], dtype=np.int64)
+        j = np.array([1, n_neg])
+        r = ranks_at(ms, j, np.ones_like(j), np.full_like(j, top), *objective)
+        # the active intervals, by their end points (key, position, rank)
+        ends = [(ms[:1], rows[:1], j[:1], r[:1]), (ms[1:], rows[1:], j[1:], r[1:])]
+        active = np.flatnonzero((r[1:] > r[:-1]) & (j[1:] - j[:-1] > 1))
+        known = [(ms, rows, j, r)]
+        while active.size:
+            interval, sm, sr = (np.concatenate([p[i] for p in samples]) for i in range(3))
+            mine = np.isin(interval, active)
+            interval = np.searchsorted(active, interval[mine])  # numbered among the active
+            sm, sr = sm[mine], sr[mine]
+            ends = [tuple(a[active] for a in e) for e in ends]
+            order = np.lexsort((sr, sm))
+            interval, sm, sr = interval[order], sm[order], sr[order]
+            # the points of each interval in order: its start, its pivots, its end
+            tag = np.concatenate((np.zeros(active.size), np.ones(sm.size), np.full(active.size, 2)))
+            which = np.concatenate((np.arange(active.size), interval, np.arange(active.size)))
+            points = np.lexsort((tag, which))  # stable: the pivots stay in key order
+            pm = np.concatenate((ends[0][0], sm, ends[1][0]))[points]
+            pr = np.concatenate((ends[0][1], sr, ends[1][1]))[points]
+            gap = np.flatnonzero(tag[points][:-1] != 2)  # point t to t + 1, inside an interval
+            wanted = gap.size * self.n_blocks  # a sample per gap and block, at least
+            k = max(1, self.budget // wanted)
+            share = (-(-wanted // self.budget), self.n_passes)  # else the blocks share the gaps
+            parts = self._compute(block_step, per_block, (sm, sr), (pm[gap], pr[gap]),
+                                  (pm[gap + 1], pr[gap + 1]), k, share)
+            sj = sum(p[0] for p in parts)
+            s_rank = ranks_at(sm, sj, ends[0][3][interval], ends[1][3][interval], *objective)
+            known.append((sm, sr, sj, s_rank))
+            pj = np.concatenate((ends[0][2], sj, ends[1][2]))[points]
+            p_rank = np.concatenate((ends[0][3], s_rank, ends[1][3]))[points]
+            ends = [(pm[gap], pr[gap], pj[gap], p_rank[gap]),
+                    (pm[gap + 1], pr[gap + 1], pj[gap + 1], p_rank[gap + 1])]
+            active = np.flatnonzero((ends[1][3] > ends[0][3]) & (ends[1][2] - ends[0][2] > 1))
+            samples = [p[1] for p in parts]
+        ms, rows, j, r = (np.concatenate(a) for a in zip(*known))
+        order = np.argsort(j, kind="stable")  # positions are distinct and follow the keys
+        keep = np.append(True, j[order][1:] != j[order][:-1])  # the first and last may be one
+        return ms[order][keep], rows[order][keep], j[order][keep], r[order][keep]
+
+    def planes(self, w, queries=None):
+        """:meth:`Problem.planes` of the one query (its plane).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        queries : sequence of int, optional
+
+        Returns
+        -------
+        (delta, G) : (ndarray of shape (m,), ndarray of shape (m, n_features))
+            As :meth:`Problem.planes`.
+        """
+        idx = self._query_numbers(queries)
+        if idx.size == 0:
+            return Planes(np.zeros(0), np.zeros((0, self.n_features)))
+        _, offset, g = self.plane(w)
+        return Planes(np.full(idx.size, offset), np.tile(g, (idx.size, 1)))
+

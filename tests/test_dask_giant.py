@@ -1,0 +1,188 @@
+"""One query over the blocks of a dask array (DaskGiantHinge): its kernels against slow twins,
+its plane against the oracles on the whole query, the fit against in memory, bad input.
+
+The test that no per-row array reaches the client of a LocalCluster is in test_dask_cluster.py.
+"""
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+from ssvm import RankSVM  # noqa: E402
+from ssvm.losses import get_oracle  # noqa: E402
+from ssvm.problem import StructuredHinge  # noqa: E402
+from ssvm.problem._giant_blocks import BlockRanking, block_samples, count_at_or_before  # noqa: E402
+from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
+from ssvm.problem.dask_giant import DaskGiantHinge, giant_loss  # noqa: E402
+from ssvm.problem.dask_training import training_set  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 40)), max_size=30, unique_by=lambda t: t[1]),
+       st.lists(st.tuples(st.integers(-4, 4), st.integers(-1, 41)), max_size=10))
+def test_count_at_or_before_against_comparisons(keys, queries):
+    keys, queries = sorted(keys), sorted(queries)
+    ms = np.array([k[0] for k in keys], dtype=float)
+    rows = np.array([k[1] for k in keys], dtype=np.int64)
+    qm = np.array([q[0] for q in queries], dtype=float)
+    qr = np.array([q[1] for q in queries], dtype=np.int64)
+    want = [sum(k <= q for k in keys) for q in queries]
+    np.testing.assert_array_equal(count_at_or_before(ms, rows, qm, qr), want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 8), st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.standard_normal(n), 1)  # ties
+    ranking = BlockRanking(s, rng.random(n) < 0.2, (3, 100), 0.0)
+    keys = sorted(zip(ranking.neg_ms, ranking.neg_rows))
+    if len(keys) < 2:
+        return
+    ends = sorted(rng.choice(len(keys), size=min(len(keys), 2 * n_cuts + 2), replace=False))
+    lo, hi = [keys[a] for a in ends[0::2]], [keys[b] for b in ends[1::2]]
+    lo = lo[:len(hi)]
+    as_arrays = [(np.array([m for m, _ in e]), np.array([r for _, r in e], dtype=np.int64))
+                 for e in (lo, hi)]
+    interval, sm, sr = block_samples(ranking, *as_arrays, k)
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        inside = [key for key in keys if a < key < b]
+        got = [(m, r) for m, r, t in zip(sm, sr, interval) if t == i]
+        assert set(got) <= set(inside)
+        if len(inside) <= k:
+            assert sorted(got) == inside
+        else:
+            assert len(got) == k
+            cuts = [-1] + [inside.index(g) for g in sorted(got)] + [len(inside)]
+            assert max(np.diff(cuts) - 1) <= -(-len(inside) // (k + 1))  # runs between samples
+
+
+def scores_problem(scores, y, loss, chunks, budget):
+    """The giant hinge whose scores are ``w`` itself (X = I): its g is the coefficients c."""
+    X = da.from_array(np.eye(scores.size), chunks=(chunks, scores.size))
+    return DaskGiantHinge(X, y, get_oracle(loss, "auto"), budget=budget)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.sampled_from(["ap", "ndcg", "zero_one"]), st.integers(1, 40),
+       st.integers(1, 12), st.sampled_from(["normal", "ties", "huge", "tiny"]),
+       st.integers(0, 2**31 - 1))
+def test_coefficients_equal_the_oracle_on_the_whole_query(n, loss, chunks, budget, values, seed):
+    rng = np.random.default_rng(seed)
+    s = {"normal": rng.standard_normal(n), "ties": rng.integers(-2, 3, n).astype(float),
+         "huge": rng.standard_normal(n) * 1e150, "tiny": rng.standard_normal(n) * 1e-150}[values]
+    y = rng.random(n) < rng.choice([0.05, 0.3, 0.8])
+    y[rng.integers(n)], y[rng.integers(n)] = True, False  # maybe one positive or one negative
+    if y.all() or not y.any():
+        y[0] = not y[0]
+    with dask.config.set(scheduler="sync"):
+        H, offset, c = scores_problem(s, y, loss, chunks, budget).plane(s)
+    twin = "brute" if n <= 7 else "auto"
+    want_c, want_delta = get_oracle(loss, twin)(s, y)
+    np.testing.assert_allclose(c, want_c, rtol=1e-15, atol=0)  # brute sums in another order
+    assert offset == pytest.approx(want_delta, rel=1e-14)
+    assert H == pytest.approx(want_delta + s @ want_c, rel=1e-12, abs=1e-300)
+
+
+class InProcess(DaskGiantHinge):
+    """The same problem with numpy blocks and every pass called in this process (no scheduler):
+    the selection checked on thousands of queries in seconds."""
+
+    def __init__(self, X, y, oracle, chunks, budget):
+        super().__init__(da.from_array(X, chunks=(chunks, X.shape[1])), y, oracle, budget=budget)
+        bounds = self._bounds
+        self._blocks = [(X[a:b], y[a:b], (k, int(a)))
+                        for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+
+    def _compute(self, task, per_block, *shared, keep=False):
+        self.n_passes += 1
+        return [task(*args, *shared) for args in per_block]
+
+
+def test_coefficients_on_thousands_of_queries_without_the_scheduler():
+    rng = np.random.default_rng(17)
+    oracles = {(loss, twin): get_oracle(loss, twin) for loss in ("ap", "ndcg")
+               for twin in ("brute", "auto")}
+    for trial in range(1000):
+        n = int(rng.integers(2, 9 if trial % 4 == 0 else 60))
+        s = [rng.standard_normal(n), rng.integers(-2, 3, n).astype(float),
+             rng.standard_normal(n) * 1e150, rng.standard_normal(n) * 1e-150][trial % 4]
+        y = rng.random(n) < rng.choice([0.05, 0.3, 0.8])
+        y[rng.integers(n)], y[rng.integers(n)] = True, False
+        if y.all() or not y.any():
+            y[0] = not y[0]
+        loss = ("ap", "ndcg")[trial % 2]
+        twin = oracles[loss, "brute" if n <= 8 else "auto"]
+        problem = InProcess(np.eye(n), y, twin, int(rng.integers(1, n + 1)),
+                            int(rng.integers(1, 20)))
+        _, offset, c = problem.plane(s)
+        want_c, want_delta = twin(s, y)
+        np.testing.assert_allclose(c, want_c, rtol=1e-15, atol=0, err_msg=f"trial {trial}")
+        assert offset == pytest.approx(want_delta, rel=1e-14)
+
+
+def test_one_positive_one_negative_single_rows_and_few_blocks():
+    for s, y in [([0.3, 0.1], [True, False]), ([0.1, 0.3], [True, False]),
+                 ([1.0, 2.0, 0.5], [False, True, False]), ([2.0, 2.0, 2.0, 2.0], [1, 0, 1, 0])]:
+        s, y = np.array(s), np.array(y, dtype=bool)
+        for loss in ("ap", "ndcg"):
+            for chunks in (1, s.size):
+                _, offset, c = scores_problem(s, y, loss, chunks, 1).plane(s)
+                want_c, want_delta = get_oracle(loss, "brute")(s, y)
+                np.testing.assert_allclose(c, want_c, rtol=1e-15, atol=0)
+                assert offset == pytest.approx(want_delta, rel=1e-14)
+
+
+def test_plane_with_features_and_intercept_equals_in_memory():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 4)).astype(np.float32)
+    y = rng.random(3000) < 0.1
+    for loss in ("ap", "ndcg", "zero_one"):
+        oracle = get_oracle(loss, "auto")
+        dsk = DaskGiantHinge(da.from_array(X, chunks=(700, 4)), y, oracle, fit_intercept=True,
+                             budget=16)
+        mem = StructuredHinge(X, y, [np.arange(3000)], oracle, fit_intercept=True)
+        w = rng.standard_normal(5)
+        for got, want in zip(dsk.plane(w), mem.plane(w)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+        delta, G = dsk.planes(w, [0, 0])
+        _, offset, g = dsk.plane(w)
+        np.testing.assert_array_equal(delta, [offset, offset])
+        np.testing.assert_array_equal(G, [g, g])
+        assert dsk.planes(w, [])[1].shape == (0, 5)
+    assert dsk.n_rounds == dsk.n_passes == 3  # 0-1: one pass a round
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])
+def test_fit_without_queries_equals_in_memory(loss):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1500, 5))
+    labels = (X[:, 0] + X[:, 1] + rng.standard_normal(1500) > 1.5).astype(int)
+    mem = RankSVM(loss=loss, C=10.0).fit(X, labels)
+    dsk = RankSVM(loss=loss, C=10.0).fit(da.from_array(X, chunks=(400, 5)), labels)
+    assert dsk.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_which_losses_and_bad_input():
+    assert isinstance(giant_loss(get_oracle("ap", "yue")), type(get_oracle("ap").params["loss"]))
+    assert giant_loss(get_oracle("zero_one")) == "zero_one"
+    assert giant_loss(get_oracle("precision_at_k")) is None
+    assert giant_loss(lambda s, y: (s, 0.0)) is None
+    X = da.from_array(np.ones((10, 2)), chunks=(5, 2))
+    y = np.arange(10) < 3
+    with pytest.raises(ValueError, match="AP, NDCG .* and 0-1 oracles only; use DaskGatheredHinge"):
+        DaskGiantHinge(X, y, get_oracle("precision_at_k"))
+    with pytest.raises(ValueError, match="needs a relevant and an irrelevant row"):
+        DaskGiantHinge(X, np.ones(10, bool), get_oracle("ap"))
+    with pytest.raises(ValueError, match="budget must be a positive integer"):
+        DaskGiantHinge(X, y, get_oracle("ap"), budget=0)
+    for loss, kind in [("precision_at_k", DaskGatheredHinge), ("ndcg", DaskGiantHinge)]:
+        data = training_set(X, y, qid=None, group=None, oracle=get_oracle(loss),
+                            fit_intercept=False, solver="cutting_plane")
+        assert type(data.problems[0]) is kind
