@@ -22,8 +22,9 @@ __all__ = ["RESERVED_SOLVER_PARAMS", "check_solver_params", "draw_seeds", "fit_t
 _MAX_SEED = np.iinfo(np.int32).max
 
 #: solver arguments that the estimators set from their own parameters
+# planes: the warm-start bundle that RankSVMCV's path carries from C to C (set by the path only)
 RESERVED_SOLVER_PARAMS = frozenset({"problem", "C", "tol", "max_iter", "w0", "callback",
-                                    "random_state"})
+                                    "random_state", "planes"})
 
 
 def say(message):
@@ -59,7 +60,8 @@ def check_solver_params(solver, solver_params, owner):
     if reserved:
         raise ValueError(
             f"solver_params must not set {sorted(reserved)}: {owner} passes them itself "
-            "(use the estimator's parameters of the same name)."
+            "(use the estimator's parameters of the same name; the cutting plane's warm-start "
+            "planes are carried by RankSVMCV's path over C)."
         )
     accepted = [name for name, p in inspect.signature(SOLVERS[solver]).parameters.items()
                 if name not in RESERVED_SOLVER_PARAMS and p.kind is not p.VAR_KEYWORD]

@@ -258,7 +258,7 @@ def test_y_wrong_length(data):
         clf.score(X, y[:-1])
 
 
-@pytest.mark.parametrize("key", ["tol", "max_iter", "w0", "random_state"])
+@pytest.mark.parametrize("key", ["tol", "max_iter", "w0", "random_state", "planes"])
 def test_solver_params_cannot_override_estimator_parameters(data, key):
     X, y = data
     with pytest.raises(ValueError, match=f"solver_params must not set \\['{key}'\\]"):
