@@ -72,5 +72,8 @@ def test_readme_starts_with_the_two_commands():
     assert lines[3].startswith("pip install . && ssvm demo")
     assert lines[4].startswith('pip install ".[dev]" && python -m pytest -q')
     tour = text.split("<!-- tour-start -->", 1)[1].split("<!-- tour-end -->", 1)[0]
-    # the per-query recipe: routing on (RankSVM requests qid for fit and score), queries kept whole
-    assert "GridSearchCV" in tour and "enable_metadata_routing=True" in tour and "groups=qid" in tour
+    # the per-query recipe: RankSVMCV with qid (folds keep queries whole, each C scored per query);
+    # the routed GridSearchCV recipe, for searching other parameters too, is in docs/queries.md
+    assert "RankSVMCV(" in tour and "qid=qid)" in tour
+    queries = (Path(__file__).resolve().parents[1] / "docs" / "queries.md").read_text(encoding="utf-8")
+    assert "GridSearchCV" in queries and "enable_metadata_routing=True" in queries and "groups=qid" in queries
