@@ -36,7 +36,7 @@ from numba import njit
 from ..losses._rank_kernels import Objective, best_rank
 from ..losses.classification import zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
-from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss
+from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
 from ._giant_blocks import (
     block_gradient,
@@ -212,7 +212,7 @@ class DaskGiantHinge(Problem):
         """
         t0 = time.perf_counter()
         w = self._check_w(w)
-        if self.loss == "zero_one":
+        if not isinstance(self.loss, QSLoss):  # giant_loss: a QS loss object, or the 0-1 loss
             parts = self._compute(block_zero_one, self._blocks, w, self.fit_intercept,
                                   self.n_samples)
             sc, violations, g = 0.0, 0, np.zeros(self.n_features)
