@@ -4,8 +4,9 @@ Data sets:
 * the LETOR sample (``ssvm.datasets.load_letor_sample``, bundled): trained on rank.train with its query ids,
   C by 3-fold cross-validation keeping queries whole, scored on rank.test by query (mean AP and
   mean NDCG over the test queries that have a relevant and an irrelevant document; relevance > 0 is
-  relevant for AP, NDCG uses the grades with gains 2^y - 1 as the NDCG-SVM does by default), with each of two feature transforms fitted
-  on the training documents (``--letor-transforms``): ``StandardScaler`` and the recommended
+  relevant for AP, NDCG uses the grades with gains 2^y - 1 as the NDCG-SVM does by default), with
+  each of two feature transforms fitted on the training documents (``--letor-transforms``):
+  ``StandardScaler`` and the recommended
   ``QuantileTransformer(output_distribution="normal", n_quantiles=200)`` -- the README's pipeline:
   LETOR features (counts, BM25 scores, lengths) are heavy-tailed and want a monotone transform
   before a linear model. Both transforms ignore the labels, so fitting them on all training
