@@ -48,6 +48,23 @@ def _exit_soon():
     threading.Timer(0.2, os._exit, (1,)).start()
 
 
+def worker_killer(client, at_iteration=2):
+    """A solver callback that kills one worker at ``at_iteration``, and the list it records it in."""
+    killed = []
+
+    def kill_one_worker(record):
+        if record["iteration"] == at_iteration:
+            victim = workers(client)[0]
+            client.run(_exit_soon, workers=[victim])
+            deadline = time.time() + 60
+            while victim in workers(client) and time.time() < deadline:
+                time.sleep(0.1)
+            killed.append(victim)
+        return False
+
+    return kill_one_worker, killed
+
+
 def workers(client):
     return sorted(client.scheduler_info()["workers"])
 
@@ -70,18 +87,7 @@ def test_lost_worker_blocks_are_recomputed(client):
         reference = RankSVM(C=10.0).fit(X, y, qid=qid)
     on = {w for keys in client.who_has(problem.X).values() for w in keys}
     assert len(on) == 2  # the blocks are spread over both workers
-    killed = []
-
-    def kill_one_worker(record):
-        if record["iteration"] == 2:
-            victim = workers(client)[0]
-            client.run(_exit_soon, workers=[victim])
-            deadline = time.time() + 60
-            while victim in workers(client) and time.time() < deadline:
-                time.sleep(0.1)
-            killed.append(victim)
-        return False
-
+    kill_one_worker, killed = worker_killer(client)
     result = SOLVERS["cutting_plane"](problem, 10.0, callback=kill_one_worker)
     assert killed and killed[0] not in workers(client)
     assert result.n_iter == reference.n_iter_
@@ -126,18 +132,7 @@ def test_giant_query_survives_a_lost_worker(client):
     X, y = giant_data(16, n=8_000)
     reference = RankSVM(C=1.0).fit(X, y)
     problem = DaskGiantHinge(da.from_array(X, chunks=(2_000, 4)), y, get_oracle("ap", "auto"))
-    killed = []
-
-    def kill_one_worker(record):
-        if record["iteration"] == 2:
-            victim = workers(client)[0]
-            client.run(_exit_soon, workers=[victim])
-            deadline = time.time() + 60
-            while victim in workers(client) and time.time() < deadline:
-                time.sleep(0.1)
-            killed.append(victim)
-        return False
-
+    kill_one_worker, killed = worker_killer(client)
     result = SOLVERS["cutting_plane"](problem, 1.0, callback=kill_one_worker)
     assert killed and killed[0] not in workers(client)
     assert result.n_iter == reference.n_iter_
