@@ -301,14 +301,18 @@ def floor_of_a_round(args, rng):
     big_n = 10_000 if args.quick else 1_000_000
     oracles = _floor.oracle_row_rows(args.oracle_queries, big_n, args.round_repeats, rng)
     tables = [] if not rounds else [
-        format_table(rounds, floatfmt={"X@w ms": ".1f", "fused round ms": ".1f", "fused / X@w": ".2f",
-                                       "two-pass round ms": ".1f", "two-pass / X@w": ".2f"},
-                     title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE X @ w, "
+        format_table(rounds, floatfmt={"numpy X@w ms": ".1f", "ssvm X@w ms": ".1f", "parallel X@w ms": ".1f",
+                                       "one pass ms": ".1f", "fused round ms": ".1f", "fused / pass": ".2f",
+                                       "two-pass round ms": ".1f", "two-pass / pass": ".2f"},
+                     title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE pass over X "
+                           f"(the fastest X @ w at that thread count: numpy's BLAS, ssvm's one-thread product, the "
+                           f"same loop over rows in parallel), "
                            f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}")]
     tables += [
         format_table(oracles, floatfmt=".2f",
-                     title="Oracle.batch, ns per row (thread CPU time, median): many small queries against one "
-                           "large query, 5% relevant"),
+                     title=f"Oracle.batch, ns per row (thread CPU time, median): {args.oracle_queries} queries of "
+                           f"100-1000 rows against one query of {big_n:.0e} rows (the target) and one query of as "
+                           f"many rows as the small ones, 5% relevant"),
     ]
     return tables, {"rounds": rounds, "oracle_ns_per_row": oracles, "load_average": load}
 

@@ -66,9 +66,15 @@ def test_bench_training_quick(tmp_path):
     # the floor of a round: fused and two-pass against one X @ w; oracle ns per row, small vs large queries
     cells = {(r["X"], r["threads"]) for r in result["rounds"]}
     assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
-    assert all(r["fused round ms"] > 0 and r["fused / X@w"] > 0 for r in result["rounds"])
+    assert all(r["fused round ms"] > 0 and r["fused / pass"] > 0 for r in result["rounds"])
     assert [r["loss"] for r in result["oracle_ns_per_row"]] == ["ap", "ndcg", "precision_at_k", "zero_one"]
-    assert "np.sort" in out and "ONE X @ w" in out
+    for r in result["rounds"]:  # the floor is the fastest of the three passes, and says which
+        assert r["one pass ms"] == min(r[f"{k} X@w ms"] for k in ("numpy", "ssvm", "parallel"))
+        assert r["one pass ms"] == r[f"{r['pass by']} X@w ms"]
+    for r in result["oracle_ns_per_row"]:  # both references: 10^6 rows (the target's) and as many rows
+        assert r["ratio"] == pytest.approx(r["small queries ns/row"] / r["1 query ns/row"])
+        assert r["same-rows ratio"] == pytest.approx(r["small queries ns/row"] / r["1 query, same rows ns/row"])
+    assert "np.sort" in out and "ONE pass over X" in out
     assert all(r["seconds"] > 0 for r in result["times"])
     assert pngs == ["iteration_split.png"]
 
