@@ -169,7 +169,8 @@ def test_oracles_without_compiled_form_fall_back():
         assert problem.fused_seconds == 0.0
         assert_same_plane(out, StructuredHinge(X, y, queries, oracle, fused=False).plane(w))
     assert_same_plane(StructuredHinge(X, y, queries, get_oracle("ap", "yue")).plane(w), plain)
-    assert oracle_form(get_oracle("ndcg", gain="exponential")) is None  # graded NDCG: no fused form
+    # graded NDCG through a per-level combination of another binary oracle has no compiled form
+    assert oracle_form(get_oracle("ndcg", "chakrabarti", gain="exponential")) is None
 
 
 def test_result_does_not_depend_on_the_threads(small_blocks):
@@ -217,3 +218,92 @@ def test_precision_at_k_batch_equals_the_oracle_per_query():
         c_ref, d_ref = precision_at_k_oracle(s[a:b], y[a:b], 7)
         assert np.array_equal(c[a:b], c_ref) and delta[q] == d_ref
     assert get_oracle("precision_at_k", k=7).batched is precision_at_k_batch
+
+
+def graded_data(seed, n_queries=30, sizes=(2, 60), d=5, top=4):
+    """Queries of random sizes with grades 0..top (some queries with two grades only, some ties)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(sizes[0], sizes[1] + 1, n_queries)
+    qid = np.repeat(np.arange(n_queries), sizes)
+    tops = rng.integers(1, top + 1, n_queries)[qid]
+    grades = np.floor(rng.random(qid.size) * (tops + 1)).astype(np.int64)
+    X = rng.normal(size=(qid.size, d))
+    X += 0.3 * grades[:, None]
+    X[rng.random(qid.size) < 0.1] = X[0]  # rows that tie
+    queries = [np.flatnonzero(qid == q) for q in range(n_queries)]
+    return X, grades, [q for q in queries if np.unique(grades[q]).size > 1]
+
+
+def graded_problem(X, grades, queries, gain="exponential", **kwargs):
+    """The graded hinge as RankSVM builds it: the grades themselves, checked by the estimator
+    (``check_input=True`` would reduce them to ``y > 0``)."""
+    return StructuredHinge(X, grades, queries, get_oracle("ndcg", gain=gain), check_input=False, **kwargs)
+
+
+def both_graded_planes(X, grades, queries, w, gain, fit_intercept=False):
+    fused = graded_problem(X, grades, queries, gain, fit_intercept=fit_intercept)
+    plain = graded_problem(X, grades, queries, gain, fit_intercept=fit_intercept, fused=False)
+    out = fused.plane(w), plain.plane(w)
+    assert fused._fused.supported and fused.fused_seconds > 0 and plain.fused_seconds == 0
+    return out
+
+
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+@pytest.mark.parametrize("layout", ["float64", "float32", "csr64", "csr32"])
+def test_graded_ndcg_fused_plane_equals_two_pass(gain, layout, small_blocks):
+    assert oracle_form(get_oracle("ndcg", gain=gain))[0] == fused_module.MODE_GRADED
+    assert oracle_form(get_oracle("ndcg", gain="binary"))[0] == fused_module.MODE_QS  # y > 0: binary QS
+    for seed in range(4):
+        X, grades, queries = graded_data(seed)
+        X = X.astype(np.float32 if layout.endswith("32") else np.float64)
+        if layout.startswith("csr"):
+            X[np.abs(X) < 0.7] = 0.0
+            X = sp.csr_matrix(X)
+        rng = np.random.default_rng(seed)
+        for fit_intercept in (False, True):
+            for scale in (0.0, 1e-3, 1.0, 30.0):
+                w = rng.normal(size=X.shape[1] + fit_intercept) * scale
+                assert_same_plane(*both_graded_planes(X, grades, queries, w, gain, fit_intercept))
+
+
+def test_graded_ndcg_fused_gaps_large_queries_and_threads(small_blocks):
+    """Rows between queries, queries out of row order, one above the batch limit (run apart), and
+    the same numbers on 1 and 2 threads; the gain reaches the kernel (linear differs)."""
+    rng = np.random.default_rng(8)
+    n = 9500
+    X = rng.normal(size=(n, 4))
+    grades = rng.integers(0, 5, n)
+    ranges = [(0, 40), (50, 300), (300, 4800), (4900, 4940), (4940, 9500)]
+    queries = [np.arange(a, b) for a, b in ranges]
+    w = rng.normal(size=4)
+    for gain in ("exponential", "linear"):
+        assert_same_plane(*both_graded_planes(X, grades, queries, w, gain))
+        assert_same_plane(*both_graded_planes(X, grades, [queries[3], queries[0], queries[1]], w, gain))
+    hinge = ScoreHinge(grades, queries, get_oracle("ndcg", gain="exponential"), check_input=False)
+    assert FusedRound(X[hinge.rows], hinge, False).apart.tolist() == [2, 4]
+    exp_plane = both_graded_planes(X, grades, queries[:2], w, "exponential")[0]
+    lin_plane = both_graded_planes(X, grades, queries[:2], w, "linear")[0]
+    assert abs(exp_plane[0] - lin_plane[0]) > 1e-6
+    problem = graded_problem(X, grades, queries[:2] + queries[3:4])
+    problem.plane(w)
+    assert problem._fused.chunk_cuts.size > 2
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = problem.plane(w)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = problem.plane(w)
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == two[0] and one[1] == two[1] and np.array_equal(one[2], two[2])
+
+
+def test_graded_ndcg_fit_with_fused_round_equals_two_pass_fit():
+    X, grades, queries = graded_data(9, n_queries=40, sizes=(20, 120), d=8)
+    results = []
+    for fused in (True, False):
+        problem = graded_problem(X, grades, queries, fused=fused)
+        results.append(cutting_plane(problem, 10.0, tol=1e-6, max_iter=300))
+    a, b = results
+    assert a.n_iter == b.n_iter
+    np.testing.assert_allclose(a.w, b.w, rtol=0, atol=1e-10)

@@ -14,11 +14,12 @@ result does not depend on the number of threads.
 Every number is the two-pass path's up to the order of the float64 sums of ``g`` and ``s @ c``:
 the scores come from the same compiled loops (:mod:`._products`, on a block's rows) and the oracles
 are the compiled forms of the registry's (QS for AP and NDCG: the walk or the grid as
-:func:`~ssvm.losses.qs.qs_batch` picks; 0-1 and precision@k:
+:func:`~ssvm.losses.qs.qs_batch` picks; graded NDCG: the per-level walks of
+:func:`~ssvm.losses.graded.graded_ndcg_batch`, one call per block; 0-1 and precision@k:
 :mod:`ssvm.losses._classification_kernels`). An oracle without a compiled form (a user's callable,
 a :class:`~ssvm.losses.QSLoss` without ``compiled_batch``, ...) has no fused round: the caller keeps
-its two-pass path. QS queries larger than the batch kernels' limit run after the loop, one at a
-time, on the two-pass path (one query that does not fit a cache gains nothing from fusing).
+its two-pass path. QS and graded queries larger than the batch kernels' limit run after the loop,
+one at a time, on the two-pass path (one query that does not fit a cache gains nothing from fusing).
 
 ``X`` is read in its own precision (float32 or float64, dense C-contiguous or CSR) and never copied.
 """
@@ -28,8 +29,10 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from ..losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
+from ..losses._graded_kernel import GAIN_CODES, graded_small_batch
 from ..losses._qs_walk import inverse_log_table, walk_batch
 from ..losses.classification import zero_one_batch
+from ..losses.graded import graded_ndcg_batch
 from ..losses.qs import _BATCH_GRID, _BATCH_MAX, _NO_TABLE, _grid_batch, _use_walk, qs_batch
 from ..losses.rank_losses import KIND_NDCG_LOG2
 from . import _products
@@ -40,13 +43,17 @@ _BLOCK_BYTES = 256 * 1024  # X per block: a quarter of a 1 MiB L2, leaving room 
 _MAX_CHUNKS = 16  # parallel chunks of blocks, each with its own accumulator of g
 _PARALLEL_BYTES = 4 << 20  # X per chunk at least: below, one chunk in the calling thread
 _MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accumulators
-MODE_QS, MODE_ZERO_ONE, MODE_TOP_K = 0, 1, 2
+MODE_QS, MODE_ZERO_ONE, MODE_TOP_K, MODE_GRADED = 0, 1, 2, 3
+_NO_GRADES = np.zeros(0, dtype=np.int64)
 
 
 def oracle_form(oracle):
-    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none."""
+    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none (graded NDCG:
+    ``kind`` is the gain's code)."""
     if oracle.batched is qs_batch:  # get_oracle drops the batch form of a loss without compiled_batch
         return MODE_QS, int(oracle.params["loss"].kind), 0
+    if oracle.batched is graded_ndcg_batch:
+        return MODE_GRADED, GAIN_CODES[oracle.params["gain"]], 0
     if oracle.batched is zero_one_batch:
         return MODE_ZERO_ONE, 0, 0
     if oracle.batched is precision_at_k_batch:
@@ -55,9 +62,13 @@ def oracle_form(oracle):
 
 
 @njit(cache=True, nogil=True)
-def _block_oracles(s, y, starts, ends, n_pos, walk, form, lt, grid, c, delta):
-    """The oracles of a block's queries ``s[starts[q]:ends[q]]`` into ``c`` (zero elsewhere)."""
+def _block_oracles(s, y, grades, starts, ends, n_pos, walk, form, lt, grid, c, delta):
+    """The oracles of a block's queries ``s[starts[q]:ends[q]]`` into ``c`` (zero elsewhere);
+    ``grades`` (the block's rows) only for graded NDCG, ``y`` for the others."""
     mode, kind, k = form
+    if mode == MODE_GRADED:  # one call: the kernel loops over the queries with one set of work arrays
+        graded_small_batch(s, grades, starts, ends, kind, lt, c, delta)
+        return
     for q in range(starts.size):
         a, b = starts[q], ends[q]
         if mode == MODE_ZERO_ONE:
@@ -138,7 +149,7 @@ def _as_rows(X):
 
 
 @njit(cache=True, nogil=True)
-def _chunk(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid, block_cuts, b0, b1,
+def _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid, block_cuts, b0, b1,
            normaliser, delta):
     """The blocks ``b0:b1``, one after the other: scores, oracles (Δ into ``delta``), ``Xᵀ c``.
 
@@ -152,15 +163,15 @@ def _chunk(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, g
         if use_bias:
             s += bias
         c = np.zeros(hi - lo)
-        _block_oracles(s, y[lo:hi], starts[q0:q1] - lo, ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1],
-                       form, lt, grid, c, delta[q0:q1])
+        _block_oracles(s, y[lo:hi], grades[lo:hi] if grades.size else grades, starts[q0:q1] - lo,
+                       ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1], form, lt, grid, c, delta[q0:q1])
         _accumulate(rows, lo, s, c, normaliser, g, acc)
     return g, acc
 
 
 @njit(cache=True, parallel=True)
-def _round(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid, block_cuts, chunk_cuts,
-           normaliser, delta):
+def _round(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid, block_cuts,
+           chunk_cuts, normaliser, delta):
     """The chunks in parallel (numba's threads), each by :func:`_chunk` with its own accumulator.
 
     Returns the chunks' ``g`` (one row each) and their ``(Σ c, Σ s c)``."""
@@ -168,7 +179,7 @@ def _round(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, g
     G = np.zeros((n_chunks, d))
     sums = np.zeros((n_chunks, 2))
     for t in prange(n_chunks):
-        G[t], sums[t] = _chunk(rows, d, w, bias, use_bias, y, starts, ends, n_pos, walk, form, lt, grid,
+        G[t], sums[t] = _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid,
                                block_cuts, chunk_cuts[t], chunk_cuts[t + 1], normaliser, delta)
     return G, sums
 
@@ -231,16 +242,19 @@ class FusedRound:
             return
         self.X, self.hinge, self.fit_intercept = X, score_hinge, bool(fit_intercept)
         starts, ends, y = score_hinge.starts, score_hinge.ends, score_hinge.y_stacked
-        sizes = ends - starts
-        n_pos = _positives(y, starts, ends)
         mode, kind, _ = self.form
-        inside = np.ones(sizes.size, dtype=bool) if mode != MODE_QS else sizes <= _BATCH_MAX
+        graded = mode == MODE_GRADED
+        self.grades = np.ascontiguousarray(y, dtype=np.int64) if graded else _NO_GRADES
+        self.y = y > 0 if graded else y  # one compiled loop for all modes: bool y, int64 grades
+        sizes = ends - starts
+        n_pos = _positives(self.y, starts, ends)
+        inside = sizes <= _BATCH_MAX if mode in (MODE_QS, MODE_GRADED) else np.ones(sizes.size, dtype=bool)
         self.apart = np.flatnonzero(~inside)  # queries run one at a time after the loop
         mine = np.flatnonzero(inside)
         self.starts, self.ends, self.n_pos = starts[mine], ends[mine], n_pos[mine]
         self.walk = _use_walk(kind, self.n_pos, sizes[mine] - self.n_pos) & (mode == MODE_QS)
-        self.lt = (inverse_log_table(int(sizes[mine].max()) + 2) if mode == MODE_QS and kind == KIND_NDCG_LOG2
-                   and mine.size else _NO_TABLE)
+        ndcg = graded or (mode == MODE_QS and kind == KIND_NDCG_LOG2)
+        self.lt = inverse_log_table(int(sizes[mine].max()) + 2) if ndcg and mine.size else _NO_TABLE
         self._rows = _as_rows(X)
         if sp.issparse(X):
             row_bytes = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) + 8
@@ -272,7 +286,7 @@ class FusedRound:
         w_x, bias = (w[:-1], float(w[-1])) if self.fit_intercept else (w, 0.0)
         d = self.X.shape[1]
         normaliser = float(self.hinge.normaliser)
-        args = (self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.hinge.y_stacked,
+        args = (self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.y, self.grades,
                 self.starts, self.ends, self.n_pos, self.walk, self.form, self.lt, _BATCH_GRID, self.block_cuts)
         delta = np.empty(self.starts.size)
         if self.chunk_cuts.size == 2:  # one chunk: no threads to wake (they may wait for a core)
@@ -282,7 +296,7 @@ class FusedRound:
             g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
             c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
         delta_sum = float(delta.sum())
-        for q in self.apart:  # large QS queries, on the two-pass path
+        for q in self.apart:  # large QS and graded queries, on the two-pass path
             a, b = self.hinge.starts[q], self.hinge.ends[q]
             rows = self.X[a:b]
             s = _products.scores(rows, w_x) + bias if self.fit_intercept else _products.scores(rows, w_x)
