@@ -14,13 +14,22 @@ Compiled loops rather than BLAS, for three reasons:
 
 ``Xᵀ c`` adds ``X[i, j] · c[i]`` into float64 sums row after row; ``X w`` sums each row's products
 in float64, the compiler free to vectorise that sum (its order then depends on the row length only).
+
+An ``X`` of at least ``_PARALLEL_BYTES`` is cut into a fixed number of row chunks (from its size
+alone, at most ``_MAX_CHUNKS``) that numba's threads take in parallel: ``X w`` runs the same
+compiled loop on each chunk (every score bit for bit the one-thread score), ``Xᵀ c`` sums each
+chunk into its own float64 vector and adds the chunks' vectors in chunk order — the same numbers
+whatever the number of threads.
 """
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 __all__ = ["scores", "transpose"]
+
+_PARALLEL_BYTES = 8 << 20  # X of at least this size: row chunks on numba's threads
+_MAX_CHUNKS = 16
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -68,6 +77,54 @@ def _csr_transpose(data, indices, indptr, c, d):
     return g
 
 
+def _cuts(X):
+    """Row chunks of ``X`` (cut points), from its size only: one below ``_PARALLEL_BYTES``."""
+    n = X.shape[0]
+    nbytes = (X.data.nbytes + X.indices.nbytes) if sp.issparse(X) else X.nbytes
+    k = int(max(1, min(_MAX_CHUNKS, nbytes // _PARALLEL_BYTES, n)))
+    return np.linspace(0, n, k + 1).astype(np.int64)
+
+
+@njit(cache=True, parallel=True)
+def _dense_scores_chunks(X, w, cuts):
+    s = np.empty(X.shape[0])
+    for t in prange(cuts.size - 1):
+        s[cuts[t]:cuts[t + 1]] = _dense_scores(X[cuts[t]:cuts[t + 1]], w)
+    return s
+
+
+@njit(cache=True, parallel=True)
+def _dense_transpose_chunks(X, c, cuts):
+    G = np.zeros((cuts.size - 1, X.shape[1]))
+    for t in prange(cuts.size - 1):
+        G[t] = _dense_transpose(X[cuts[t]:cuts[t + 1]], c[cuts[t]:cuts[t + 1]])
+    return G
+
+
+@njit(cache=True, parallel=True)
+def _csr_scores_chunks(data, indices, indptr, w, cuts):
+    s = np.empty(indptr.shape[0] - 1)
+    for t in prange(cuts.size - 1):
+        s[cuts[t]:cuts[t + 1]] = _csr_scores(data, indices, indptr[cuts[t]:cuts[t + 1] + 1], w)
+    return s
+
+
+@njit(cache=True, parallel=True)
+def _csr_transpose_chunks(data, indices, indptr, c, d, cuts):
+    G = np.zeros((cuts.size - 1, d))
+    for t in prange(cuts.size - 1):
+        G[t] = _csr_transpose(data, indices, indptr[cuts[t]:cuts[t + 1] + 1], c[cuts[t]:cuts[t + 1]], d)
+    return G
+
+
+def _add_rows(G):
+    """The chunks' vectors added in chunk order."""
+    g = G[0].copy()
+    for row in G[1:]:
+        g += row
+    return g
+
+
 def scores(X, w):
     """``X @ w``, each row's sum in float64.
 
@@ -83,8 +140,13 @@ def scores(X, w):
     w = np.asarray(w, dtype=np.float64)
     if w.ndim == 2:
         return np.stack([scores(X, np.ascontiguousarray(col)) for col in w.T], axis=1)
+    cuts = _cuts(X)
     if sp.issparse(X):
+        if cuts.size > 2:
+            return _csr_scores_chunks(X.data, X.indices, X.indptr, w, cuts)
         return _csr_scores(X.data, X.indices, X.indptr, w)
+    if cuts.size > 2:
+        return _dense_scores_chunks(X, w, cuts)
     return _dense_scores(X, w)
 
 
@@ -101,6 +163,11 @@ def transpose(X, c):
     ndarray of float64, shape (d,)
     """
     c = np.ascontiguousarray(c, dtype=np.float64)
+    cuts = _cuts(X)
     if sp.issparse(X):
+        if cuts.size > 2:
+            return _add_rows(_csr_transpose_chunks(X.data, X.indices, X.indptr, c, X.shape[1], cuts))
         return _csr_transpose(X.data, X.indices, X.indptr, c, X.shape[1])
+    if cuts.size > 2:
+        return _add_rows(_dense_transpose_chunks(X, c, cuts))
     return _dense_transpose(X, c)
