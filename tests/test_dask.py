@@ -502,3 +502,48 @@ def test_small_chunks_are_joined_into_fewer_tasks():
             np.testing.assert_allclose(got, want, rtol=1e-12)
     with pytest.raises(ValueError, match="block_bytes must be a number of bytes >= 0"):
         DaskStructuredHinge(Xd, y, qid, oracle, block_bytes=-1)
+
+
+def test_default_block_bytes_two_blocks_per_thread_within_bounds():
+    from ssvm.problem.dask_space import default_block_bytes
+
+    mib = 1 << 20
+    with dask.config.set({"array.chunk-size": "128MiB"}):
+        assert default_block_bytes(10 * mib, 2) == 128 * mib  # small X: dask's chunk size
+        assert default_block_bytes(1600 * mib, 2) == 400 * mib  # two blocks per thread
+        assert default_block_bytes(1600 * mib, 4) == 200 * mib
+        assert default_block_bytes(1 << 40, 2) == 1 << 30  # at most 1 GiB
+    with dask.config.set({"array.chunk-size": "2GiB"}):
+        assert default_block_bytes(1 << 40, 2) == 2 << 30  # a configured chunk size above the cap wins
+    assert default_block_bytes(1600 * mib, 2) == 0  # chunk size 0 (this module's fixture): kept as they are
+
+
+def test_block_task_runs_its_fused_round_on_one_numba_thread(monkeypatch):
+    """dask runs a task per worker thread: a block's fused round takes one numba thread (unless
+    NUMBA_NUM_THREADS is set in the environment), the caller's setting is restored after."""
+    import numba
+
+    import ssvm.problem._fused as fused_module
+    from ssvm.problem._dask_blocks import task_threads
+
+    seen = []
+    plane = fused_module.FusedRound.plane
+
+    def spy(self, w):
+        seen.append(numba.get_num_threads())
+        return plane(self, w)
+
+    monkeypatch.setattr(fused_module.FusedRound, "plane", spy)
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    X, y, qid = ranking_data(17)
+    Xd = da.from_array(X, chunks=(60, 6))
+    before = numba.get_num_threads()
+    with warnings.catch_warnings(), dask.config.set(scheduler="synchronous"):
+        warnings.simplefilter("ignore", UserWarning)
+        DaskStructuredHinge(Xd, y, qid, get_oracle("ap", "auto")).plane(np.ones(6))
+    assert seen and set(seen) == {1}
+    assert numba.get_num_threads() == before
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        monkeypatch.setenv("NUMBA_NUM_THREADS", str(numba.config.NUMBA_NUM_THREADS))
+        with task_threads():
+            assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS

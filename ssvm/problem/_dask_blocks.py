@@ -14,15 +14,18 @@ Every function that runs on a block takes the block's ``(number, first row)`` so
 name the block and the rows.
 """
 
+import os
 import weakref
+from contextlib import contextmanager
 
+import numba
 import numpy as np
 
 from ._fused import FusedRound
 from .score_space import ScoreHinge
 
 __all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "fused_round",
-           "merged_chunks", "qid_runs"]
+           "merged_chunks", "qid_runs", "task_threads"]
 
 _FUSED = weakref.WeakKeyDictionary()  # a block's hinge -> (its X_b, the FusedRound or None)
 
@@ -219,6 +222,26 @@ def block_hinge(queries, oracle, normaliser):
     """
     ranges = [np.arange(a, b, dtype=np.int64) for a, b in zip(queries.starts, queries.ends)]
     return ScoreHinge(queries.relevant, ranges, oracle, check_input=False, normaliser=normaliser)
+
+
+@contextmanager
+def task_threads():
+    """numba's threads for the compiled loops of one block task: one, unless ``NUMBA_NUM_THREADS``
+    is set in the worker's environment (then that many).
+
+    dask runs a task on every worker thread at once, and its clusters give each worker thread a
+    core (``LocalCluster`` splits the cores among workers and threads); a task's fused round with
+    numba's default of one thread per core would put several threads on each core. dask sets
+    ``OMP_NUM_THREADS=1`` in its workers for BLAS for the same reason. The setting is numba's
+    per-thread one: other threads of the process keep theirs.
+    """
+    before = numba.get_num_threads()
+    wanted = numba.config.NUMBA_NUM_THREADS if "NUMBA_NUM_THREADS" in os.environ else 1
+    numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def fused_round(X_b, hinge, fit_intercept):

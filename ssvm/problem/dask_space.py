@@ -34,6 +34,7 @@ from ._dask_blocks import (
     fused_round,
     merged_chunks,
     qid_runs,
+    task_threads,
 )
 from .protocol import Plane, Planes, Problem
 from .weight_space import StructuredHinge
@@ -151,10 +152,37 @@ def _threads():
     return sum(client.nthreads().values()) if client is not None else dask.system.CPU_COUNT
 
 
-def _block_rows(block_bytes, row_bytes):
-    """Rows of the largest joined block (``block_bytes`` of X; 0: no joining)."""
+_MAX_DEFAULT_BLOCK = 1 << 30  # the default joined block: at most 1 GiB of X (a task's memory out of core)
+
+
+def default_block_bytes(x_bytes, threads):
+    """The default size of a joined block: about two blocks per worker thread (the fewest tasks a
+    round can have with every thread busy: a task costs the scheduler and the client milliseconds
+    whatever its size), between dask's ``array.chunk-size`` (128 MiB unless configured) and 1 GiB;
+    0 (no joining) when that chunk size is configured as 0.
+
+    Parameters
+    ----------
+    x_bytes : int
+        Size of X.
+    threads : int
+        Worker threads.
+
+    Returns
+    -------
+    int
+    """
+    low = dask.utils.parse_bytes(dask.config.get("array.chunk-size"))
+    if low == 0:  # a chunk size of 0 configured: the blocks are kept as they are
+        return 0
+    return int(min(max(x_bytes // max(2 * threads, 1), low), max(low, _MAX_DEFAULT_BLOCK)))
+
+
+def _block_rows(block_bytes, row_bytes, x_bytes=0, threads=1):
+    """Rows of the largest joined block (``block_bytes`` of X; 0: no joining; None: the default,
+    :func:`default_block_bytes`)."""
     if block_bytes is None:
-        block_bytes = dask.config.get("array.chunk-size")
+        block_bytes = default_block_bytes(x_bytes, threads)
     if isinstance(block_bytes, str):
         block_bytes = dask.utils.parse_bytes(block_bytes)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
@@ -225,9 +253,9 @@ def _checked_scores(problem, w, block):
 def block_plane(X_b, hinge, w, fit_intercept, block):
     """One block's share of the plane at ``w``: the task of a round.
 
-    The fused round (:func:`~ssvm.problem._dask_blocks.fused_round`, one pass over ``X_b``) when
-    the oracle has a compiled form, else (or on non-finite scores, to name the bad row) the
-    two-pass path.
+    The fused round (:func:`~ssvm.problem._dask_blocks.fused_round`, one pass over ``X_b``, on
+    :func:`~ssvm.problem._dask_blocks.task_threads`) when the oracle has a compiled form, else (or
+    on non-finite scores, to name the bad row) the two-pass path.
 
     Returns
     -------
@@ -239,7 +267,8 @@ def block_plane(X_b, hinge, w, fit_intercept, block):
     fused = fused_round(X_b, hinge, fit_intercept)
     if fused is not None:
         t0 = time.perf_counter()
-        H, offset, g = fused.plane(w)
+        with task_threads():  # one numba thread per dask worker thread
+            H, offset, g = fused.plane(w)
         if np.isfinite(H) and np.all(np.isfinite(g)):
             hinge.n_oracle_calls += hinge.n_queries
             return H, offset, g, _counters(problem, time.perf_counter() - t0) - before
@@ -281,9 +310,10 @@ class DaskStructuredHinge(Problem):
         client only.
     block_bytes : int or str, optional
         Consecutive blocks are joined up to this size of ``X`` per block (a task costs the
-        scheduler milliseconds whatever its size), keeping at least one block per worker thread;
-        default: dask's ``array.chunk-size`` (128 MiB unless configured). 0 keeps the blocks as
-        they are (aligned to whole queries).
+        scheduler and the client milliseconds whatever its size), keeping at least one block per
+        worker thread; default: about two blocks per worker thread, at least dask's
+        ``array.chunk-size`` (128 MiB unless configured) and at most 1 GiB
+        (:func:`default_block_bytes`). 0 keeps the blocks as they are (aligned to whole queries).
 
     Attributes
     ----------
@@ -321,7 +351,8 @@ class DaskStructuredHinge(Problem):
                               for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
         chunks = aligned_chunks(list(runs), chunks)
         row_bytes = d * X.dtype.itemsize
-        chunks = merged_chunks(chunks, _block_rows(block_bytes, row_bytes), _threads())
+        threads = _threads()
+        chunks = merged_chunks(chunks, _block_rows(block_bytes, row_bytes, n * row_bytes, threads), threads)
         if chunks != X.chunks[0]:
             logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
             X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
