@@ -98,33 +98,50 @@ def _block_scores(rows, lo, hi, w):
     return _products._dense_scores(X64[lo:hi], w)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _add_row(rows, i, ci, g):
-    """``g += X[i] * ci``."""
-    X64, X32, d64, d32, i32, p32, i64, p64 = rows
-    if p32.size:
-        for p in range(p32[i], p32[i + 1]):
-            g[i32[p]] += (d32[p] if d32.size else d64[p]) * ci
-    elif p64.size:
-        for p in range(p64[i], p64[i + 1]):
-            g[i64[p]] += (d32[p] if d32.size else d64[p]) * ci
-    elif X32.size:
-        for j in range(g.size):
-            g[j] += X32[i, j] * ci
-    else:
-        for j in range(g.size):
-            g[j] += X64[i, j] * ci
-
-
 @njit(cache=True, nogil=True)
-def _accumulate(rows, lo, s, c, normaliser, g, sums):
-    """``g += X[lo:lo+n]ᵀ (c / Q)``; ``sums`` += (Σ c / Q, Σ s c / Q); rows with ``c = 0`` skipped."""
+def _dense_accumulate(X, lo, s, c, normaliser, g, sums):
+    """:func:`_accumulate` of a dense ``X`` (its layout known: the row loop vectorises)."""
     for i in range(c.size):
         if c[i] != 0.0:
             ci = c[i] / normaliser
             sums[0] += ci
             sums[1] += s[i] * ci
-            _add_row(rows, lo + i, ci, g)
+            for j in range(g.size):
+                g[j] += X[lo + i, j] * ci
+
+
+@njit(cache=True, nogil=True)
+def _csr_accumulate(data, indices, indptr, lo, s, c, normaliser, g, sums):
+    """:func:`_accumulate` of a CSR ``X``."""
+    for i in range(c.size):
+        if c[i] != 0.0:
+            ci = c[i] / normaliser
+            sums[0] += ci
+            sums[1] += s[i] * ci
+            for p in range(indptr[lo + i], indptr[lo + i + 1]):
+                g[indices[p]] += data[p] * ci
+
+
+@njit(cache=True, nogil=True)
+def _accumulate(rows, lo, s, c, normaliser, g, sums):
+    """``g += X[lo:lo+n]ᵀ (c / Q)``; ``sums`` += (Σ c / Q, Σ s c / Q); rows with ``c = 0`` skipped.
+
+    The layout is chosen once per block, outside the row loop."""
+    X64, X32, d64, d32, i32, p32, i64, p64 = rows
+    if p32.size:
+        if d32.size:
+            _csr_accumulate(d32, i32, p32, lo, s, c, normaliser, g, sums)
+        else:
+            _csr_accumulate(d64, i32, p32, lo, s, c, normaliser, g, sums)
+    elif p64.size:
+        if d32.size:
+            _csr_accumulate(d32, i64, p64, lo, s, c, normaliser, g, sums)
+        else:
+            _csr_accumulate(d64, i64, p64, lo, s, c, normaliser, g, sums)
+    elif X32.size:
+        _dense_accumulate(X32, lo, s, c, normaliser, g, sums)
+    else:
+        _dense_accumulate(X64, lo, s, c, normaliser, g, sums)
 
 
 def _as_rows(X):
