@@ -64,7 +64,7 @@ def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):
 def scores_problem(scores, y, loss, chunks, budget):
     """The giant hinge whose scores are ``w`` itself (X = I): its g is the coefficients c."""
     X = da.from_array(np.eye(scores.size), chunks=(chunks, scores.size))
-    return DaskGiantHinge(X, y, get_oracle(loss, "auto"), budget=budget)
+    return DaskGiantHinge(X, y, get_oracle(loss, "auto"), budget=budget, block_bytes=0)  # the chunks as given
 
 
 @settings(max_examples=30, deadline=None)
@@ -186,3 +186,22 @@ def test_which_losses_and_bad_input():
         data = training_set(X, y, qid=None, group=None, oracle=get_oracle(loss),
                             fit_intercept=False, solver="cutting_plane")
         assert type(data.problems[0]) is kind
+
+
+def test_small_blocks_are_joined_and_the_plane_stays_the_same():
+    """Every selection pass is a task per block: small chunks are joined by default (about two
+    blocks per worker thread), with the same plane as the chunks as given."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((4000, 3))
+    y = rng.random(4000) < 0.05
+    Xd = da.from_array(X, chunks=(250, 3))
+    oracle = get_oracle("ap", "auto")
+    joined = DaskGiantHinge(Xd, y, oracle)
+    kept = DaskGiantHinge(Xd, y, oracle, block_bytes=0)
+    threads = dask.system.CPU_COUNT
+    assert kept.n_blocks == 16 and threads <= joined.n_blocks <= 2 * threads < 16
+    w = rng.standard_normal(3)
+    for got, want in zip(joined.plane(w), kept.plane(w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="block_bytes must be a number of bytes >= 0"):
+        DaskGiantHinge(Xd, y, oracle, block_bytes=-1)

@@ -38,6 +38,7 @@ from ..losses.classification import zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
+from ._dask_blocks import merged_chunks
 from ._giant_blocks import (
     block_gradient,
     block_ranking,
@@ -45,7 +46,7 @@ from ._giant_blocks import (
     block_summary,
     block_zero_one,
 )
-from .dask_space import check_dask_features, distributed_client
+from .dask_space import _block_rows, _threads, check_dask_features, distributed_client
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
@@ -129,6 +130,11 @@ class DaskGiantHinge(Problem):
         it, the blocks take turns to sample them): bounds what a pass sends to the client.
         Default: ``max(4096, 16 P)``, a few times the positives that come anyway, so that a few
         passes decide all the ``P + 1`` ranks.
+    block_bytes : int or str, optional
+        Consecutive blocks of ``X`` are joined up to this size (any row boundary will do for one
+        query): every selection pass is a round trip of one task per block, whatever its size.
+        Default and 0 as in :class:`~ssvm.problem.dask_space.DaskStructuredHinge`: about two
+        blocks per worker thread, 128 MiB to 1 GiB each; 0 keeps the blocks as they are.
 
     Attributes
     ----------
@@ -147,9 +153,14 @@ class DaskGiantHinge(Problem):
         Cumulative passes over the blocks (the round's first and last, and the selection's).
     """
 
-    def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None):
+    def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None, block_bytes=None):
         X = check_dask_features(X)
         n, d = X.shape
+        threads, row_bytes = _threads(), d * X.dtype.itemsize
+        chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
+        joined = merged_chunks(chunks, _block_rows(block_bytes, row_bytes, n * row_bytes, threads), threads)
+        if joined != X.chunks[0]:
+            X = X.rechunk({0: joined})
         self.loss = giant_loss(oracle)
         if self.loss is None:
             raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount) and 0-1 "
