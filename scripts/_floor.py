@@ -4,9 +4,9 @@
   ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads;
 * :func:`oracle_row_rows`: oracle ns per row, many small queries (``Oracle.batch``) against one query
   of 10^6 rows;
-* :func:`one_pass_seconds`: the floor itself, the fastest of three ways to read X once for ``X @ w``
-  at a thread count: numpy's BLAS ``X @ w``, ssvm's compiled product (one thread; what the two-pass
-  round calls) and the same loop over rows in parallel (:func:`parallel_pass`);
+* :func:`one_pass_seconds`: the floor itself, the faster of two ways to read X once for ``X @ w``
+  at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on numba's
+  threads from 8 MB of X on; what the two-pass round and a large query's round call);
 * :func:`simd_sort`: which SIMD sort numpy's ``np.sort`` runs on this CPU.
 """
 
@@ -14,7 +14,6 @@ import time
 
 import numba
 import numpy as np
-from numba import njit, prange
 
 ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
 ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
@@ -36,27 +35,12 @@ def simd_sort():
     return f"numpy {np.__version__} np.sort: {kind}; SIMD found: {', '.join(found) or 'none'}"
 
 
-@njit(parallel=True, fastmath={"reassoc", "contract"})
-def parallel_pass(X, w):
-    """``X @ w`` by ssvm's compiled row loop (float64 sums), rows spread over numba's threads: one
-    read of ``X`` with every core streaming (the two-pass round's product is the same loop on one
-    thread)."""
-    n, d = X.shape
-    s = np.empty(n)
-    for i in prange(n):
-        acc = 0.0
-        for j in range(d):
-            acc += X[i, j] * w[j]
-        s[i] = acc
-    return s
-
-
 def one_pass_seconds(X, w, repeats, threads):
-    """Median seconds of one pass over dense ``X`` for ``X @ w`` at ``threads`` threads, three ways,
-    and the fastest: ``{"numpy": ..., "ssvm": ..., "parallel": ..., "floor": ..., "by": name}``.
+    """Median seconds of one pass over dense ``X`` for ``X @ w`` at ``threads`` threads, two ways,
+    and the faster: ``{"numpy": ..., "ssvm": ..., "floor": ..., "by": name}``.
 
-    numpy's ``X @ w`` (``w`` in X's dtype) runs with ``threads`` BLAS threads, the parallel pass with
-    ``threads`` numba threads; ssvm's product (``ssvm.problem._products.scores``) is single-threaded.
+    numpy's ``X @ w`` (``w`` in X's dtype) runs with ``threads`` BLAS threads, ssvm's product
+    (``ssvm.problem._products.scores``, float64 sums) with ``threads`` numba threads.
     """
     from threadpoolctl import threadpool_limits
 
@@ -69,7 +53,6 @@ def one_pass_seconds(X, w, repeats, threads):
         with threadpool_limits(limits=threads, user_api="blas"):
             times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
         times["ssvm"] = median_seconds(lambda: scores(X, w), repeats)
-        times["parallel"] = median_seconds(lambda: parallel_pass(X, w), repeats)
     finally:
         numba.set_num_threads(before)
     by = min(times, key=times.get)
@@ -131,7 +114,7 @@ def _round_cells(data, rng, repeats, threads):
         t_plain = median_seconds(lambda: plain.plane(w), repeats)
         rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "threads": n_threads,
                      "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
-                     "parallel X@w ms": 1e3 * one["parallel"], "one pass ms": 1e3 * t_xw, "pass by": one["by"],
+                     "one pass ms": 1e3 * t_xw, "pass by": one["by"],
                      "fused round ms": 1e3 * t_fused, "fused / pass": t_fused / t_xw,
                      "two-pass round ms": 1e3 * t_plain, "two-pass / pass": t_plain / t_xw,
                      "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})

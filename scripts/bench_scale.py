@@ -20,8 +20,8 @@ Each set-up runs the cutting plane (OCAS, the default) to the relative gap ``--t
 the rounds to tolerance, the median seconds per round over the solver's rounds and
 ``--extra-rounds`` more planes at its solution, the bytes each round moves and how far its final
 w is from the in-memory one; ``one pass s`` times one pass over the in-memory X for ``X @ w``
-(median of ``--repeats``; the fastest of numpy's BLAS, ssvm's product and its loop over rows in
-parallel, at numba's thread count; ``pass by`` says which): the floor of a round that reads X once.
+(median of ``--repeats``; the faster of numpy's BLAS and ssvm's product, at numba's thread count;
+``pass by`` says which): the floor of a round that reads X once.
 
 ``giant`` (with the cluster): one query of all N rows (no qid; AP; 1 in 50 of the relevant rows
 kept relevant, a detector's few positives), a plane at the fitted w, in memory, on the
@@ -127,9 +127,9 @@ def informative(queries, y):
 
 
 def one_pass(X, repeats, rng):
-    """Seconds of one pass over ``X`` for ``X @ w`` at numba's thread count, the fastest of numpy's
-    BLAS, ssvm's product and its loop in parallel (``_floor.one_pass_seconds``): the floor of a
-    round that reads X once. Returns ``(seconds, which)``."""
+    """Seconds of one pass over ``X`` for ``X @ w`` at numba's thread count, the faster of numpy's
+    BLAS and ssvm's product (``_floor.one_pass_seconds``): the floor of a round that reads X once.
+    Returns ``(seconds, which)``."""
     import numba
 
     one = _floor.one_pass_seconds(X, rng.standard_normal(X.shape[1]), repeats, numba.get_num_threads())

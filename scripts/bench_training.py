@@ -301,12 +301,11 @@ def floor_of_a_round(args, rng):
     big_n = 10_000 if args.quick else 1_000_000
     oracles = _floor.oracle_row_rows(args.oracle_queries, big_n, args.round_repeats, rng)
     tables = [] if not rounds else [
-        format_table(rounds, floatfmt={"numpy X@w ms": ".1f", "ssvm X@w ms": ".1f", "parallel X@w ms": ".1f",
-                                       "one pass ms": ".1f", "fused round ms": ".1f", "fused / pass": ".2f",
+        format_table(rounds, floatfmt={"numpy X@w ms": ".1f", "ssvm X@w ms": ".1f", "one pass ms": ".1f",
+                                       "fused round ms": ".1f", "fused / pass": ".2f",
                                        "two-pass round ms": ".1f", "two-pass / pass": ".2f"},
                      title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE pass over X "
-                           f"(the fastest X @ w at that thread count: numpy's BLAS, ssvm's one-thread product, the "
-                           f"same loop over rows in parallel), "
+                           f"(the faster X @ w at that thread count: numpy's BLAS or ssvm's product), "
                            f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}")]
     tables += [
         format_table(oracles, floatfmt=".2f",

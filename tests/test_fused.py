@@ -66,16 +66,26 @@ def small_blocks(monkeypatch):
 def test_fused_plane_equals_two_pass(loss, layout, small_blocks):
     for seed in range(4):
         X, y, queries = ranking_data(seed)
-        dtype = np.float32 if layout.endswith("32") else np.float64
-        X = X.astype(dtype)
-        if layout.startswith("csr"):
-            X[np.abs(X) < 0.7] = 0.0
-            X = sp.csr_matrix(X)
-        rng = np.random.default_rng(seed)
-        for fit_intercept in (False, True):
-            for scale in (0.0, 1e-3, 1.0, 30.0):
-                w = rng.normal(size=X.shape[1] + fit_intercept) * scale
-                assert_same_plane(*both_planes(X, y, queries, loss, w, fit_intercept))
+        X = in_layout(X, layout)
+        for w, fit_intercept in weight_cases(X.shape[1], seed):
+            assert_same_plane(*both_planes(X, y, queries, loss, w, fit_intercept))
+
+
+def in_layout(X, layout):
+    """``X`` as float64 / float32, dense or CSR (small entries dropped)."""
+    X = X.astype(np.float32 if layout.endswith("32") else np.float64)
+    if layout.startswith("csr"):
+        X[np.abs(X) < 0.7] = 0.0
+        X = sp.csr_matrix(X)
+    return X
+
+
+def weight_cases(d, seed):
+    """``(w, fit_intercept)``: w of scale 0 (every score tied), tiny, unit and large."""
+    rng = np.random.default_rng(seed)
+    for fit_intercept in (False, True):
+        for scale in (0.0, 1e-3, 1.0, 30.0):
+            yield rng.normal(size=d + fit_intercept) * scale, fit_intercept
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -179,6 +189,11 @@ def test_result_does_not_depend_on_the_threads(small_blocks):
     problem = StructuredHinge(X, y, queries, get_oracle("ap"))
     problem.plane(w)
     assert problem._fused.chunk_cuts.size > 3  # several chunks: the parallel loop
+    assert_same_on_one_and_two_threads(problem, w)
+
+
+def assert_same_on_one_and_two_threads(problem, w):
+    """The plane at ``w`` is the same, bit for bit, on one and two numba threads."""
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
@@ -255,15 +270,9 @@ def test_graded_ndcg_fused_plane_equals_two_pass(gain, layout, small_blocks):
     assert oracle_form(get_oracle("ndcg", gain="binary"))[0] == fused_module.MODE_QS  # y > 0: binary QS
     for seed in range(4):
         X, grades, queries = graded_data(seed)
-        X = X.astype(np.float32 if layout.endswith("32") else np.float64)
-        if layout.startswith("csr"):
-            X[np.abs(X) < 0.7] = 0.0
-            X = sp.csr_matrix(X)
-        rng = np.random.default_rng(seed)
-        for fit_intercept in (False, True):
-            for scale in (0.0, 1e-3, 1.0, 30.0):
-                w = rng.normal(size=X.shape[1] + fit_intercept) * scale
-                assert_same_plane(*both_graded_planes(X, grades, queries, w, gain, fit_intercept))
+        X = in_layout(X, layout)
+        for w, fit_intercept in weight_cases(X.shape[1], seed):
+            assert_same_plane(*both_graded_planes(X, grades, queries, w, gain, fit_intercept))
 
 
 def test_graded_ndcg_fused_gaps_large_queries_and_threads(small_blocks):
@@ -287,15 +296,7 @@ def test_graded_ndcg_fused_gaps_large_queries_and_threads(small_blocks):
     problem = graded_problem(X, grades, queries[:2] + queries[3:4])
     problem.plane(w)
     assert problem._fused.chunk_cuts.size > 2
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = problem.plane(w)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = problem.plane(w)
-    finally:
-        numba.set_num_threads(before)
-    assert one[0] == two[0] and one[1] == two[1] and np.array_equal(one[2], two[2])
+    assert_same_on_one_and_two_threads(problem, w)
 
 
 def test_graded_ndcg_fit_with_fused_round_equals_two_pass_fit():
