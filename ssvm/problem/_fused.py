@@ -22,7 +22,19 @@ its two-pass path. QS and graded queries larger than the batch kernels' limit ru
 one at a time, on the two-pass path (one query that does not fit a cache gains nothing from fusing).
 
 ``X`` is read in its own precision (float32 or float64, dense C-contiguous or CSR) and never copied.
+
+The oracles' time is measured inside the loop: each chunk sums the CPU's cycle counter
+(:func:`._ticks.ticks`, an ``@intrinsic`` of ``llvm.readcyclecounter``) around each block's oracles,
+and the sum over the chunks, times a factor calibrated against ``time.perf_counter``
+(:func:`._ticks.seconds_per_tick`), is charged to the hinge's ``oracle_seconds``, with one
+``n_oracle_calls`` per query, as its two-pass oracle runs charge them. With threads that sum is
+CPU-seconds (it may exceed the round's wall time). It is a part of the round's time, not disjoint
+from it: callers that time the whole round (``fused_seconds``) count the oracles in it too. The
+counter is trusted on x86-64 only (see :mod:`._ticks`); elsewhere the oracles inside the loop read
+0 seconds.
 """
+
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +48,7 @@ from ..losses.graded import graded_ndcg_batch
 from ..losses.qs import _BATCH_GRID, _BATCH_MAX, _NO_TABLE, _grid_batch, _use_walk, qs_batch
 from ..losses.rank_losses import KIND_NDCG_LOG2
 from . import _products
+from ._ticks import seconds_per_tick, ticks
 
 __all__ = ["FusedRound", "fused_plane"]
 
@@ -170,9 +183,11 @@ def _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, for
            normaliser, delta):
     """The blocks ``b0:b1``, one after the other: scores, oracles (Δ into ``delta``), ``Xᵀ c``.
 
-    Returns the chunk's ``g`` and ``(Σ c, Σ s c)``, divided by the normaliser."""
+    Returns the chunk's ``g`` and ``(Σ c, Σ s c)``, divided by the normaliser, and the ticks
+    (:func:`._ticks.ticks`) its oracles took."""
     g = np.zeros(d)
     acc = np.zeros(2)
+    oracle_ticks = 0
     for blk in range(b0, b1):
         q0, q1 = block_cuts[blk], block_cuts[blk + 1]
         lo, hi = starts[q0], ends[q1 - 1]
@@ -180,10 +195,12 @@ def _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, for
         if use_bias:
             s += bias
         c = np.zeros(hi - lo)
+        t0 = ticks()
         _block_oracles(s, y[lo:hi], grades[lo:hi] if grades.size else grades, starts[q0:q1] - lo,
                        ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1], form, lt, grid, c, delta[q0:q1])
+        oracle_ticks += ticks() - t0
         _accumulate(rows, lo, s, c, normaliser, g, acc)
-    return g, acc
+    return g, acc, oracle_ticks
 
 
 @njit(cache=True, parallel=True)
@@ -191,14 +208,16 @@ def _round(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, for
            chunk_cuts, normaliser, delta):
     """The chunks in parallel (numba's threads), each by :func:`_chunk` with its own accumulator.
 
-    Returns the chunks' ``g`` (one row each) and their ``(Σ c, Σ s c)``."""
+    Returns the chunks' ``g`` (one row each), their ``(Σ c, Σ s c)`` and their oracles' ticks."""
     n_chunks = chunk_cuts.size - 1
     G = np.zeros((n_chunks, d))
     sums = np.zeros((n_chunks, 2))
+    oracle_ticks = np.zeros(n_chunks, dtype=np.int64)
     for t in prange(n_chunks):
-        G[t], sums[t] = _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid,
-                               block_cuts, chunk_cuts[t], chunk_cuts[t + 1], normaliser, delta)
-    return G, sums
+        G[t], sums[t], oracle_ticks[t] = _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk,
+                                                form, lt, grid, block_cuts, chunk_cuts[t], chunk_cuts[t + 1],
+                                                normaliser, delta)
+    return G, sums, oracle_ticks
 
 
 @njit(cache=True)
@@ -250,9 +269,14 @@ class FusedRound:
     supported : bool
         Whether the oracle has a compiled form; when False, :meth:`plane` must not be called (the
         caller keeps its two-pass path).
+    oracle_seconds : float
+        Cumulative time of the oracles inside the rounds of :meth:`plane`, summed over the chunks
+        (CPU-seconds: with threads, more than the wall time); also added to the hinge's
+        ``oracle_seconds``.
     """
 
     def __init__(self, X, score_hinge, fit_intercept):
+        self.oracle_seconds = 0.0
         self.form = oracle_form(score_hinge.oracle)
         self.supported = self.form is not None
         if not self.supported:
@@ -289,6 +313,9 @@ class FusedRound:
     def plane(self, w):
         """The mean hinge at ``w`` and its tight supporting plane (see :meth:`Problem.plane`).
 
+        Charges the hinge's counters as its own oracle runs do: ``n_oracle_calls`` by one per
+        query, ``oracle_seconds`` by the oracles' time (the ticks of every chunk, see the module).
+
         Parameters
         ----------
         w : ndarray of float64, shape (d,) or (d + 1,) with the intercept
@@ -307,23 +334,30 @@ class FusedRound:
                 self.starts, self.ends, self.n_pos, self.walk, self.form, self.lt, _BATCH_GRID, self.block_cuts)
         delta = np.empty(self.starts.size)
         if self.chunk_cuts.size == 2:  # one chunk: no threads to wake (they may wait for a core)
-            g, (c_sum, sc) = _chunk(*args, 0, self.chunk_cuts[1], normaliser, delta)
+            g, (c_sum, sc), oracle_ticks = _chunk(*args, 0, self.chunk_cuts[1], normaliser, delta)
         else:
-            G, sums = _round(*args, self.chunk_cuts, normaliser, delta)
+            G, sums, chunk_ticks = _round(*args, self.chunk_cuts, normaliser, delta)
             g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
             c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
+            oracle_ticks = int(chunk_ticks.sum())
+        oracle_seconds = oracle_ticks * seconds_per_tick() if oracle_ticks else 0.0
         delta_sum = float(delta.sum())
         for q in self.apart:  # large QS and graded queries, on the two-pass path
             a, b = self.hinge.starts[q], self.hinge.ends[q]
             rows = self.X[a:b]
             s = _products.scores(rows, w_x) + bias if self.fit_intercept else _products.scores(rows, w_x)
+            t0 = time.perf_counter()
             c, dq = self.hinge.oracle.batch(s, self.hinge.y_stacked[a:b], np.zeros(1, dtype=np.int64),
                                             np.array([b - a], dtype=np.int64))
+            oracle_seconds += time.perf_counter() - t0
             c /= normaliser
             g += _products.transpose(rows, c)
             c_sum += c.sum()
             sc += float(s @ c)
             delta_sum += float(dq[0])
+        self.oracle_seconds += oracle_seconds
+        self.hinge.oracle_seconds += oracle_seconds
+        self.hinge.n_oracle_calls += self.hinge.n_queries
         offset = delta_sum / normaliser
         if self.fit_intercept:
             g = np.append(g, c_sum)

@@ -205,11 +205,12 @@ def _block_problem(X_b, hinge, fit_intercept, block):
     return StructuredHinge.from_score_hinge(X_b, hinge, fit_intercept=fit_intercept)
 
 
-def _counters(problem, fused_seconds=0.0):
-    """``(matvec seconds, oracle seconds, oracle calls, fused seconds)`` so far. The block's hinge
-    lives on between rounds and keeps counting: a task reports the difference its own calls made."""
+def _counters(problem, fused_seconds=0.0, fused_oracle_seconds=0.0):
+    """``(matvec seconds, oracle seconds, oracle calls, fused seconds, fused oracle seconds)`` so
+    far. The block's hinge lives on between rounds and keeps counting: a task reports the
+    difference its own calls made (the fused round's own times are passed in as such)."""
     return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls,
-                     fused_seconds])
+                     fused_seconds, fused_oracle_seconds])
 
 
 def non_finite_error(X_rows, first_row, block, n_rows):
@@ -265,16 +266,17 @@ def block_plane(X_b, hinge, w, fit_intercept, block):
     problem = _block_problem(X_b, hinge, fit_intercept, block)
     before = _counters(problem)
     fused = fused_round(X_b, hinge, fit_intercept)
+    spent = (0.0, 0.0)  # the fused round's wall time and its oracles' (charged to the hinge too)
     if fused is not None:
-        t0 = time.perf_counter()
+        t0, oracle0 = time.perf_counter(), fused.oracle_seconds
         with task_threads():  # one numba thread per dask worker thread
             H, offset, g = fused.plane(w)
+        spent = (time.perf_counter() - t0, fused.oracle_seconds - oracle0)
         if np.isfinite(H) and np.all(np.isfinite(g)):
-            hinge.n_oracle_calls += hinge.n_queries
-            return H, offset, g, _counters(problem, time.perf_counter() - t0) - before
+            return H, offset, g, _counters(problem, *spent) - before
     H, c, offset = problem.hinge_at_scores(_checked_scores(problem, w, block))
     g = problem.coefficients_to_subgradient(c)
-    return H, offset, g, _counters(problem) - before
+    return H, offset, g, _counters(problem, *spent) - before
 
 
 def block_planes(X_b, hinge, w, fit_intercept, block, queries):
@@ -327,11 +329,15 @@ class DaskStructuredHinge(Problem):
     n_skipped_queries : int
         Queries without a positive or without a negative row (not trained on).
     matvec_seconds, oracle_seconds : float
-        Cumulative time in the products and the oracles, summed over the blocks' tasks (with
-        several workers, more than the wall time).
+        Cumulative time in the products (outside fused rounds) and the oracles (inside fused rounds
+        too), summed over the blocks' tasks (with several workers, more than the wall time; inside a
+        fused round, over its threads: see :class:`~ssvm.problem.StructuredHinge`).
     fused_seconds : float
-        Cumulative time of the blocks' fused rounds (products and oracles together, counted in
-        neither of the above), summed over the tasks.
+        Cumulative time of the blocks' fused rounds (products and oracles together), summed over
+        the tasks; its oracles' part is in ``oracle_seconds`` too.
+    fused_oracle_seconds : float
+        The part of ``oracle_seconds`` spent inside fused rounds (subtract it once from a sum of
+        the counters above).
     n_oracle_calls : int
         Cumulative number of per-query oracle calls.
     round_seconds : float
@@ -379,6 +385,7 @@ class DaskStructuredHinge(Problem):
         self.n_samples = n
         self.n_features = d + self.fit_intercept
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = self.fused_seconds = 0.0
+        self.fused_oracle_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
         wait_for(persisted, X, *hinges)
 
@@ -395,10 +402,11 @@ class DaskStructuredHinge(Problem):
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
-        matvec, oracle, calls, fused = sum(p[-1] for p in parts)
+        matvec, oracle, calls, fused, fused_oracle = sum(p[-1] for p in parts)
         self.matvec_seconds += matvec
         self.oracle_seconds += oracle
         self.fused_seconds += fused
+        self.fused_oracle_seconds += fused_oracle
         self.n_oracle_calls += int(calls)
         return [p[:-1] for p in parts]
 

@@ -56,7 +56,9 @@ class Problem:
     n_queries : int
         Number of per-query hinges ``Q`` averaged in ``H``.
     oracle_seconds : float
-        Cumulative wall time in loss-augmented inference.
+        Cumulative time in loss-augmented inference: wall time, except inside a fused round
+        (:mod:`ssvm.problem._fused`), where it is the oracles' time summed over the threads
+        (CPU-seconds).
     matvec_seconds : float
         Cumulative wall time in products with the features.
     """

@@ -127,7 +127,8 @@ class ScoreHinge:
         Relevance in stacked order.
     oracle : Oracle
     oracle_seconds : float
-        Cumulative wall time of the oracle calls.
+        Cumulative wall time of the oracle calls; a fused round over these queries
+        (:class:`~ssvm.problem._fused.FusedRound`) adds its oracles' time, summed over its threads.
     n_oracle_calls : int
         Cumulative number of per-query oracle calls.
     """

@@ -186,14 +186,21 @@ class StructuredHinge(ScoreSpaceProblem):
     score_hinge : ScoreHinge
         The score-space half: queries, relevance, oracle.
     oracle_seconds : float
-        Cumulative wall time spent in oracle calls.
+        Cumulative time spent in oracle calls: wall time on the two-pass path; inside fused rounds,
+        the oracles' time summed over numba's threads (CPU-seconds, read from the CPU's cycle
+        counter: see :mod:`ssvm.problem._fused`).
     matvec_seconds : float
-        Cumulative wall time spent in products with ``X`` or ``X.T``.
+        Cumulative wall time spent in products with ``X`` or ``X.T`` (outside fused rounds).
     n_oracle_calls : int
-        Cumulative number of per-query oracle calls.
+        Cumulative number of per-query oracle calls (one per query per round, fused or not).
     fused_seconds : float
-        Cumulative wall time of fused rounds (products and oracles together, counted in neither
-        ``matvec_seconds`` nor ``oracle_seconds``).
+        Cumulative wall time of fused rounds, products and oracles together: the oracles' part of
+        it is also in ``oracle_seconds`` (as ``fused_oracle_seconds``); the products' part is in
+        no other counter.
+    fused_oracle_seconds : float
+        The part of ``oracle_seconds`` spent inside fused rounds (CPU-seconds): a split of the
+        time that adds ``matvec_seconds``, ``oracle_seconds`` and ``fused_seconds`` must subtract it
+        once, or the oracles of fused rounds count twice.
 
     Notes
     -----
@@ -271,6 +278,10 @@ class StructuredHinge(ScoreSpaceProblem):
     def n_oracle_calls(self):
         return self.score_hinge.n_oracle_calls
 
+    @property
+    def fused_oracle_seconds(self):
+        return self._fused.oracle_seconds if self._fused else 0.0
+
     # ------------------------------------------------------------------ helpers
     def _timed(self, product, v):
         t0 = time.perf_counter()
@@ -299,8 +310,7 @@ class StructuredHinge(ScoreSpaceProblem):
         if self._fused and self._fused.supported:
             t0 = time.perf_counter()
             out = Plane(*self._fused.plane(self._check_w(w)))
-            self.fused_seconds += time.perf_counter() - t0
-            self.score_hinge.n_oracle_calls += self.n_queries
+            self.fused_seconds += time.perf_counter() - t0  # the FusedRound charged the oracles
             return out
         return super().plane(w)
 

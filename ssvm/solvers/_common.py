@@ -31,8 +31,10 @@ class SolverResult:
         One record per evaluation of the full objective, with keys ``iteration``, ``primal``
         (best ``J`` so far), ``dual`` (best certified lower bound on ``min J``, or None), ``gap``
         (``primal - dual`` or None), ``seconds`` (wall time since the start), ``oracle_seconds``,
-        ``matvec_seconds`` and ``fused_seconds`` (fused rounds: products and oracles together;
-        cumulative, since the start), plus solver-specific keys.
+        ``matvec_seconds``, ``fused_seconds`` (fused rounds: products and oracles together) and
+        ``fused_oracle_seconds`` (the oracles' part of the fused rounds, which is in
+        ``oracle_seconds`` too: subtract it once when adding the parts up), all cumulative since
+        the start (see the problem's attributes of the same names), plus solver-specific keys.
     planes : Bundle or None
         The cutting plane's final working set (planes ``H(w) ≥ b_k + a_k·w``) and its best point,
         for a warm start at another ``C`` (:mod:`ssvm.solvers._warm`); None for the other
@@ -97,6 +99,7 @@ class Recorder:
         self._oracle0 = problem.oracle_seconds
         self._matvec0 = problem.matvec_seconds
         self._fused0 = getattr(problem, "fused_seconds", 0.0)
+        self._fused_oracle0 = getattr(problem, "fused_oracle_seconds", 0.0)
 
     def record(self, iteration, primal, dual, **extra):
         """Append a record and return True if the callback asks to stop."""
@@ -109,6 +112,7 @@ class Recorder:
             "oracle_seconds": self.problem.oracle_seconds - self._oracle0,
             "matvec_seconds": self.problem.matvec_seconds - self._matvec0,
             "fused_seconds": getattr(self.problem, "fused_seconds", 0.0) - self._fused0,
+            "fused_oracle_seconds": getattr(self.problem, "fused_oracle_seconds", 0.0) - self._fused_oracle0,
         }
         rec.update(extra)
         self.history.append(rec)
