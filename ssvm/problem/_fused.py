@@ -333,13 +333,11 @@ class FusedRound:
         args = (self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.y, self.grades,
                 self.starts, self.ends, self.n_pos, self.walk, self.form, self.lt, _BATCH_GRID, self.block_cuts)
         delta = np.empty(self.starts.size)
-        if self.chunk_cuts.size == 2:  # one chunk: no threads to wake (they may wait for a core)
-            g, (c_sum, sc), oracle_ticks = _chunk(*args, 0, self.chunk_cuts[1], normaliser, delta)
+        if self.chunk_cuts.size <= 2:  # one chunk or none: no threads to wake (they may wait for a core)
+            g, (c_sum, sc), oracle_ticks = _chunk(*args, 0, self.chunk_cuts[-1], normaliser, delta)
         else:
             G, sums, chunk_ticks = _round(*args, self.chunk_cuts, normaliser, delta)
-            g = G.sum(axis=0) if G.shape[0] else np.zeros(d)
-            c_sum, sc = sums.sum(axis=0) if sums.shape[0] else (0.0, 0.0)
-            oracle_ticks = int(chunk_ticks.sum())
+            g, (c_sum, sc), oracle_ticks = G.sum(axis=0), sums.sum(axis=0), int(chunk_ticks.sum())
         oracle_seconds = oracle_ticks * seconds_per_tick() if oracle_ticks else 0.0
         delta_sum = float(delta.sum())
         for q in self.apart:  # large QS and graded queries, on the two-pass path
