@@ -17,6 +17,7 @@ from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
 from ssvm.problem._dask_blocks import aligned_chunks, merged_chunks, qid_runs  # noqa: E402
+from ssvm.problem._ticks import COUNTER_WORKS  # noqa: E402
 from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
@@ -400,6 +401,23 @@ def test_counters_count_each_round_once():
         assert problem.n_oracle_calls == k * problem.n_queries and problem.n_rounds == k
     problem.planes(np.ones(6), [0, 2])
     assert problem.n_oracle_calls == 3 * problem.n_queries + 2
+
+
+@pytest.mark.skipif(not COUNTER_WORKS, reason="the cycle counter is read on x86-64 only")
+def test_fused_block_tasks_charge_their_oracles():
+    """The block task's fused round times its oracles (``oracle_seconds`` was 0 on the fused
+    path): the part inside the fused rounds is reported apart, so the parts add up once."""
+    X, y, qid = ranking_data(13, n_queries=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(150, 6)), y, qid, get_oracle("ap", "auto"))
+    for k in range(1, 3):
+        problem.plane(np.full(6, float(k)))
+    assert problem.fused_seconds > 0 and problem.matvec_seconds == 0  # only fused rounds ran
+    assert problem.n_oracle_calls == 2 * problem.n_queries
+    assert problem.oracle_seconds > 0 and problem.fused_oracle_seconds == pytest.approx(problem.oracle_seconds)
+    problem.planes(np.ones(6), [0, 2])  # the two-pass path: oracle time outside fused rounds
+    assert problem.oracle_seconds > problem.fused_oracle_seconds
 
 
 # ---------------------------------------------------------------- bugs a mutation audit planted

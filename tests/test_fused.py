@@ -1,4 +1,9 @@
-"""The fused training round (ssvm.problem._fused) against the two-pass round it replaces."""
+"""The fused training round (ssvm.problem._fused) against the two-pass round it replaces; its
+oracles' time (ssvm.problem._ticks) charged to ``oracle_seconds`` and ``n_oracle_calls`` as the
+two-pass round charges them, and split from ``fused_seconds`` without counting twice (checked for
+being there and adding up, and against a second clock over the same interval; never for speed)."""
+
+import time
 
 import numba
 import numpy as np
@@ -11,6 +16,7 @@ from ssvm.losses._classification_kernels import precision_at_k_batch, precision_
 from ssvm.losses.classification import precision_at_k_oracle, zero_one_oracle
 from ssvm.problem import ScoreHinge, StructuredHinge
 from ssvm.problem._fused import FusedRound, fused_plane, oracle_form
+from ssvm.problem._ticks import COUNTER_WORKS, seconds_per_tick, ticks
 from ssvm.solvers import cutting_plane
 
 LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -308,3 +314,75 @@ def test_graded_ndcg_fit_with_fused_round_equals_two_pass_fit():
     a, b = results
     assert a.n_iter == b.n_iter
     np.testing.assert_allclose(a.w, b.w, rtol=0, atol=1e-10)
+
+
+needs_counter = pytest.mark.skipif(not COUNTER_WORKS, reason="the cycle counter is read on x86-64 only")
+
+
+@needs_counter
+def test_ticks_measure_what_perf_counter_measures():
+    """The same interval by both clocks (a sleep: the counter runs while the thread waits)."""
+    seconds_per_tick()  # the first calibration
+    for wait in (0.01, 0.05):
+        t0, c0 = time.perf_counter(), ticks()
+        time.sleep(wait)
+        c1, t1 = ticks(), time.perf_counter()
+        assert (c1 - c0) * seconds_per_tick() == pytest.approx(t1 - t0, rel=0.02)
+
+
+def fit(loss, fused, **data):
+    X, y, queries = ranking_data(8, **data)
+    problem = StructuredHinge(X, y, queries, oracle_of(loss), fit_intercept=(loss == "zero_one"), fused=fused)
+    return problem, cutting_plane(problem, 10.0, tol=1e-6, max_iter=300)
+
+
+@needs_counter
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("chunks", ["one", "several"])
+def test_a_fused_fit_charges_its_oracles(loss, chunks, monkeypatch):
+    """``oracle_seconds`` and ``n_oracle_calls`` of a fused fit are there (in the calling thread
+    and in numba's threads), the calls as many as the two-pass fit's, the iterates the same; every
+    history record splits its time without counting the fused oracles twice."""
+    if chunks == "several":
+        monkeypatch.setattr(fused_module, "_BLOCK_BYTES", 2000)
+        monkeypatch.setattr(fused_module, "_PARALLEL_BYTES", 10000)
+    data = {"n_queries": 80, "sizes": (50, 250), "d": 6}
+    problem, result = fit(loss, True, **data)
+    plain, plain_result = fit(loss, False, **data)
+    n_chunks = problem._fused.chunk_cuts.size - 1
+    assert (n_chunks == 1) == (chunks == "one")
+    np.testing.assert_allclose(result.w, plain_result.w, rtol=0, atol=1e-10)
+    assert result.n_iter == plain_result.n_iter and problem.n_oracle_calls == plain.n_oracle_calls
+    assert problem.n_oracle_calls >= result.n_iter * problem.n_queries
+    assert problem.fused_oracle_seconds > 0 and problem.oracle_seconds >= problem.fused_oracle_seconds
+    assert plain.oracle_seconds > 0 and plain.fused_oracle_seconds == 0
+    last = result.history[-1]
+    assert last["oracle_seconds"] == problem.oracle_seconds  # the recorder started at zero
+    assert last["fused_oracle_seconds"] == problem.fused_oracle_seconds
+    for before, rec in zip([None] + result.history[:-1], result.history):
+        assert 0 <= rec["fused_oracle_seconds"] <= rec["oracle_seconds"]
+        if n_chunks == 1:  # CPU-seconds are wall seconds: the parts fit in the time
+            assert rec["fused_oracle_seconds"] <= rec["fused_seconds"]
+            parts = rec["matvec_seconds"] + rec["fused_seconds"] + rec["oracle_seconds"] - rec["fused_oracle_seconds"]
+            assert parts <= rec["seconds"]
+        if before is not None:
+            assert rec["fused_oracle_seconds"] >= before["fused_oracle_seconds"]
+
+
+def test_oracles_of_queries_run_apart_are_charged_too():
+    """A QS query above the batch kernels' limit runs after the loop, timed by ``perf_counter``
+    (on every CPU); the round charges one call per query, as the two-pass round."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(6000, 3))
+    y = rng.random(6000) < 0.1
+    queries = [np.arange(6000)]
+    fused = StructuredHinge(X, y, queries, oracle_of("ap"))
+    plain = StructuredHinge(X, y, queries, oracle_of("ap"), fused=False)
+    w = rng.normal(size=3)
+    for problem in (fused, plain):
+        problem.plane(w)
+        problem.plane(2 * w)
+    assert fused._fused.apart.tolist() == [0]
+    assert fused.n_oracle_calls == plain.n_oracle_calls == 2
+    assert fused.oracle_seconds > 0 and fused.fused_oracle_seconds == fused.oracle_seconds
+    assert fused.oracle_seconds <= fused.fused_seconds

@@ -9,7 +9,8 @@ from solver_refs import brute_ap_oracle, tiny_ranking_problem
 from ssvm.problem import StructuredHinge
 from ssvm.solvers import SOLVERS, SolverResult, cutting_plane, frank_wolfe, pegasos
 
-COMMON_KEYS = {"iteration", "primal", "dual", "gap", "seconds", "oracle_seconds", "matvec_seconds"}
+COMMON_KEYS = {"iteration", "primal", "dual", "gap", "seconds", "oracle_seconds", "matvec_seconds", "fused_seconds",
+               "fused_oracle_seconds"}
 
 
 @pytest.fixture(scope="module")
