@@ -4,7 +4,8 @@ numba compiles a kernel the first time it runs and caches the machine code on di
 next to the source, or numba's user cache directory when that is not writable), so only the first
 run on a machine pays for it.  :func:`warm_up` runs the kernels of the chosen losses on tiny inputs,
 so that the compilation happens in one known place, with a log line, instead of inside the first
-training step; ``python -m ssvm warmup`` does the same for every loss.
+training step; ``python -m ssvm warmup`` does the same for every loss, and then for the training
+round's kernels (:func:`ssvm.problem.warmup.warm_up_rounds`).
 """
 
 import logging
@@ -16,7 +17,7 @@ import numpy as np
 
 from .registry import _REGISTRY, LOSS_NAMES, get_oracle, supported_oracles
 
-__all__ = ["warm_up"]
+__all__ = ["CompileNotice", "cache_is_cold", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
@@ -25,15 +26,71 @@ logger = logging.getLogger(__name__)
 _ESTIMATE = {False: "about 10 s", True: "about 25 s"}
 
 
-def _cache_is_cold():
-    """Whether numba's on-disk cache lacks the QS walk's batched kernel (then all compile): a peek at
-    its index through numba's private cache object; None if that object is not as expected."""
-    from ._qs_walk import walk_batch
+def cache_is_cold(kernel):
+    """Whether numba's on-disk cache lacks ``kernel`` (a ``@njit(cache=True)`` function): a peek at
+    its index through numba's private cache object; None if that object is not as expected.
 
+    Parameters
+    ----------
+    kernel : numba dispatcher
+
+    Returns
+    -------
+    bool or None
+    """
     try:
-        return not walk_batch._cache._cache_file._load_index()
+        return not kernel._cache._cache_file._load_index()
     except (AttributeError, TypeError, ValueError, OSError, EOFError, pickle.UnpicklingError):
         return None
+
+
+def _cache_is_cold():
+    """Whether the cache lacks the QS walk's batched kernel (then all the oracles' compile)."""
+    from ._qs_walk import walk_batch
+
+    return cache_is_cold(walk_batch)
+
+
+class CompileNotice:
+    """A ``with`` block that may compile: logs "compiling ssvm's kernels, once (``estimate``) ..." at
+    once when ``cold``, else when the block runs longer than ``notice_after`` seconds, and then
+    how long it took; the seconds are in ``seconds`` after the block.
+
+    Parameters
+    ----------
+    log : logging.Logger
+    cold : bool or None
+        Whether the cache is known to be cold.
+    estimate : str
+        How long compiling takes, for the notice ("about 10 s").
+    notice_after : float
+    """
+
+    def __init__(self, log, cold, estimate, notice_after):
+        self.log, self.cold, self.estimate = log, cold, estimate
+        self.told = False
+        self.seconds = 0.0
+        self._timer = threading.Timer(notice_after, self._tell)
+        self._timer.daemon = True
+
+    def _tell(self):
+        self.told = True
+        self.log.info("compiling ssvm's kernels, once (%s); numba caches them for later runs", self.estimate)
+
+    def __enter__(self):
+        self._start = time.perf_counter()
+        if self.cold:
+            self._tell()
+        else:
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._timer.cancel()
+        self.seconds = time.perf_counter() - self._start
+        if self.told and exc[0] is None:
+            self.log.info("compiled ssvm's kernels in %.1f s", self.seconds)
+        return False
 
 
 def _tiny_queries():
@@ -82,21 +139,8 @@ def warm_up(losses=LOSS_NAMES, *, few_positives=True, log=None, notice_after=3.0
     for loss in losses:
         supported_oracles(loss)  # a clear error for an unknown name, before any work
     queries = _tiny_queries() if few_positives else _tiny_queries()[:1]
-    start = time.perf_counter()
-    told = []
-
-    def tell():
-        told.append(True)
-        log.info("compiling ssvm's kernels, once (%s); numba caches them for later runs", _ESTIMATE[few_positives])
-
-    notice = threading.Timer(notice_after, tell)
-    notice.daemon = True
     compiled = any(_REGISTRY[loss].loss_object is not None for loss in losses)  # the rank losses' kernels
-    if compiled and _cache_is_cold():
-        tell()
-    else:
-        notice.start()
-    try:
+    with CompileNotice(log, compiled and _cache_is_cold(), _ESTIMATE[few_positives], notice_after) as notice:
         for loss in losses:
             for name in supported_oracles(loss):
                 if name == "brute":
@@ -106,9 +150,4 @@ def warm_up(losses=LOSS_NAMES, *, few_positives=True, log=None, notice_after=3.0
                     oracle(scores, y)
                     oracle.batch(np.concatenate([scores, scores]), np.concatenate([y, y]),
                                  np.array([0, y.size]), np.array([y.size, 2 * y.size]))
-    finally:
-        notice.cancel()
-    seconds = time.perf_counter() - start
-    if told:
-        log.info("compiled ssvm's kernels in %.1f s", seconds)
-    return seconds
+    return notice.seconds

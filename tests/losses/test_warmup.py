@@ -54,3 +54,40 @@ def test_bench_compile_quick(tmp_path):
     assert "warm_up(demo losses)" in proc.stdout
     (row,) = json.loads(out.read_text())["rows"]
     assert row["cold CPU s"] > row["warm CPU s"] > 0  # a cold cache compiles: it costs more than loading
+
+
+FIT_AFTER_WARMUP = """
+import json
+import numpy as np, scipy.sparse as sp
+from ssvm import RankSVM
+from ssvm.problem import _fused, _products
+from ssvm.problem.warmup import warm_up_rounds
+
+warm_up_rounds()
+kernels = {f.__name__: f for f in (_fused._chunk, _fused._round, _fused._positives, _products._dense_scores,
+                                   _products._csr_scores, _products._dense_transpose, _products._csr_transpose)}
+warmed = {name: sorted(map(str, f.signatures)) for name, f in kernels.items()}
+rng = np.random.default_rng(0)
+X, y, qid = rng.normal(size=(600, 4)), rng.random(600) < 0.3, np.arange(600) // 60
+for parallel in (False, True):  # one chunk in the calling thread; numba's parallel loop
+    if parallel:
+        _fused._BLOCK_BYTES, _fused._PARALLEL_BYTES = 200, 1000
+    for dtype in (np.float64, np.float32):
+        for csr in (False, True):
+            Xd = X.astype(dtype)
+            for loss in ("ap", "zero_one"):
+                RankSVM(loss=loss, max_iter=30).fit(sp.csr_matrix(Xd) if csr else Xd, y, qid=qid)
+print(json.dumps({"warmed": warmed,
+                  "after": {name: sorted(map(str, f.signatures)) for name, f in kernels.items()}}))
+"""
+
+
+def test_warmup_compiles_what_a_first_fit_compiles():
+    """In a fresh process, fits after ``warm_up_rounds`` (dense and CSR, float64 and float32, one
+    chunk and the parallel loop) add no compiled signature to the round's kernels."""
+    proc = subprocess.run([sys.executable, "-c", FIT_AFTER_WARMUP], capture_output=True, text=True, timeout=900,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(out["warmed"].values())  # every kernel compiled (or loaded) by the warm-up
+    assert out["after"] == out["warmed"]
