@@ -23,6 +23,7 @@ Limits, all documented where the times are reported:
 """
 
 import platform
+import threading
 import time
 
 from llvmlite import ir
@@ -35,6 +36,7 @@ __all__ = ["seconds_per_tick", "ticks"]
 COUNTER_WORKS = platform.machine().lower() in ("x86_64", "amd64")
 _FIRST_SPAN = 0.002  # seconds waited by the first calibration
 _anchor = None  # (perf_counter, ticks) at the first calibration
+_first = threading.Lock()  # dask may run block tasks in threads: one first calibration
 
 
 @intrinsic
@@ -67,7 +69,7 @@ def ticks():
 def seconds_per_tick():
     """Seconds per tick of :func:`ticks`, measured against ``time.perf_counter``.
 
-    The first call waits ``_FIRST_SPAN`` seconds; every call measures from the first call's
+    The first call waits ``_FIRST_SPAN`` seconds (thread-safe); every call measures from the first call's
     readings to its own, so the factor gets closer as the process runs.
 
     Returns
@@ -76,9 +78,11 @@ def seconds_per_tick():
         Seconds per tick; 0.0 when the counter does not advance (not trusted on this CPU).
     """
     global _anchor
-    if _anchor is None:
-        _anchor = (time.perf_counter(), ticks())
-        time.sleep(_FIRST_SPAN)
+    with _first:
+        if _anchor is None:
+            ticks()  # compiled or loaded first: not between the two readings of the anchor
+            _anchor = (time.perf_counter(), ticks())
+            time.sleep(_FIRST_SPAN)
     t0, c0 = _anchor
     t1, c1 = time.perf_counter(), ticks()
     return (t1 - t0) / (c1 - c0) if c1 > c0 else 0.0
