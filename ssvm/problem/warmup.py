@@ -5,7 +5,8 @@ A fit's round (:mod:`._fused`) compiles its loop once for every layout of ``X`` 
 float32 or float64: one tuple type, see :func:`._fused._as_rows`) and every oracle with a compiled
 form (the form is a runtime value): in the calling thread for small problems, numba's parallel
 loop for large ones. The products of the two-pass path (:mod:`._products`: the line search, queries
-too large for the batch kernels) compile once per dtype and layout.
+too large for the batch kernels) compile once per dtype and layout, and again in row chunks on
+numba's threads for a large ``X``.
 """
 
 import logging
@@ -33,12 +34,24 @@ def _layouts():
     return dense + [sp.csr_matrix(x) for x in dense]
 
 
+def _chunked_products(X, w, c):
+    """The products' parallel loops (:mod:`._products` takes them for ``X`` of 8 MiB or more) on two
+    row chunks of ``X``."""
+    cuts = np.array([0, X.shape[0] // 2, X.shape[0]], dtype=np.int64)
+    if sp.issparse(X):
+        _products._csr_scores_chunks(X.data, X.indices, X.indptr, w, cuts)
+        _products._csr_transpose_chunks(X.data, X.indices, X.indptr, c, X.shape[1], cuts)
+    else:
+        _products._dense_scores_chunks(X, w, cuts)
+        _products._dense_transpose_chunks(X, c, cuts)
+
+
 def warm_up_rounds(*, log=None, notice_after=3.0):
     """Compile (or load from numba's cache) the kernels of a training round.
 
     The fused round of two tiny queries runs once as one chunk in the calling thread and once as
-    two chunks in numba's threads, and the products of the two-pass path once, for float64 and
-    float32, dense and CSR ``X``.
+    two chunks in numba's threads, and the products of the two-pass path once whole and once in
+    two row chunks, for float64 and float32, dense and CSR ``X``.
 
     Parameters
     ----------
@@ -66,4 +79,5 @@ def warm_up_rounds(*, log=None, notice_after=3.0):
             fused.block_cuts = fused.chunk_cuts = np.arange(3)  # a block and a chunk per query
             fused.plane(w)  # the parallel loop
             _products.transpose(X, _products.scores(X, w))
+            _chunked_products(X, w, np.linspace(0.0, 1.0, X.shape[0]))
     return notice.seconds

@@ -65,18 +65,21 @@ from ssvm.problem.warmup import warm_up_rounds
 
 warm_up_rounds()
 kernels = {f.__name__: f for f in (_fused._chunk, _fused._round, _fused._positives, _products._dense_scores,
-                                   _products._csr_scores, _products._dense_transpose, _products._csr_transpose)}
+                                   _products._csr_scores, _products._dense_transpose, _products._csr_transpose,
+                                   _products._dense_scores_chunks, _products._csr_scores_chunks,
+                                   _products._dense_transpose_chunks, _products._csr_transpose_chunks)}
 warmed = {name: sorted(map(str, f.signatures)) for name, f in kernels.items()}
 rng = np.random.default_rng(0)
 X, y, qid = rng.normal(size=(600, 4)), rng.random(600) < 0.3, np.arange(600) // 60
-for parallel in (False, True):  # one chunk in the calling thread; numba's parallel loop
+grades = rng.integers(0, 4, 600)  # graded NDCG's fused round
+for parallel in (False, True):  # one chunk in the calling thread; numba's parallel loops
     if parallel:
-        _fused._BLOCK_BYTES, _fused._PARALLEL_BYTES = 200, 1000
+        _fused._BLOCK_BYTES, _fused._PARALLEL_BYTES, _products._PARALLEL_BYTES = 200, 1000, 1000
     for dtype in (np.float64, np.float32):
         for csr in (False, True):
             Xd = X.astype(dtype)
-            for loss in ("ap", "zero_one"):
-                RankSVM(loss=loss, max_iter=30).fit(sp.csr_matrix(Xd) if csr else Xd, y, qid=qid)
+            for loss, labels in (("ap", y), ("zero_one", y), ("ndcg", grades)):
+                RankSVM(loss=loss, max_iter=30).fit(sp.csr_matrix(Xd) if csr else Xd, labels, qid=qid)
 print(json.dumps({"warmed": warmed,
                   "after": {name: sorted(map(str, f.signatures)) for name, f in kernels.items()}}))
 """
@@ -84,7 +87,7 @@ print(json.dumps({"warmed": warmed,
 
 def test_warmup_compiles_what_a_first_fit_compiles():
     """In a fresh process, fits after ``warm_up_rounds`` (dense and CSR, float64 and float32, one
-    chunk and the parallel loop) add no compiled signature to the round's kernels."""
+    chunk and the parallel loops) add no compiled signature to the round's kernels."""
     proc = subprocess.run([sys.executable, "-c", FIT_AFTER_WARMUP], capture_output=True, text=True, timeout=900,
                           cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
