@@ -24,7 +24,7 @@ __all__ = ["warm_up_rounds"]
 
 logger = logging.getLogger(__name__)
 
-_ESTIMATE = "about 45 s"  # CPU time of compiling both loops, cold, after the oracles' warm_up (rounded up)
+_ESTIMATE = "about 75 s"  # CPU time of compiling it all, cold, after the oracles' warm_up (rounded up)
 
 
 def _layouts():
