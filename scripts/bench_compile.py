@@ -6,7 +6,9 @@ pays to load the cached kernels.  Rows:
 
 * ``warm_up(demo losses)``: :func:`ssvm.losses.warm_up` for the demo's losses (AP, NDCG, 0-1) and
   the sort-and-walk path only (what ``ssvm demo`` compiles);
-* ``warm_up(all)``: every loss and path (what ``ssvm warmup`` compiles);
+* ``warm_up(all)``: every loss and path of the oracles;
+* ``ssvm warmup``: the oracles and the training round (the fused loop, the products), what the
+  command compiles;
 * ``ssvm demo --quick``: the whole quick demo, compilation included.
 
 Columns: wall time and CPU time (user + system) of the process.  On a shared machine the wall time
@@ -83,6 +85,7 @@ def main(argv=None):
     rows = [measure("warm_up(demo losses)", ["-c", DEMO])]
     if not args.quick:
         rows.append(measure("warm_up(all)", ["-c", ALL]))
+        rows.append(measure("ssvm warmup", ["-m", "ssvm", "warmup"]))
         rows.append(measure("ssvm demo --quick", ["-m", "ssvm", "demo", "--quick", "--no-progress", "-q"]))
     fmt = {key: ".1f" for key in rows[0] if key != "what"}
     table = format_table(rows, floatfmt=fmt, title="numba compilation: a fresh process, empty cache (cold) "

@@ -63,6 +63,7 @@ def test_bench_training_quick(tmp_path):
         assert sum(parts) == pytest.approx(100.0)
         assert all(p >= -1e-9 for p in parts[:4])
         assert row["fused %"] > 0  # the cutting plane's rounds are fused (AP and 0-1 have compiled oracles)
+        assert row["oracle %"] > 0 and row["oracle+QP %"] is not None  # timed inside the fused round
     # the floor of a round: fused and two-pass against one X @ w; oracle ns per row, small vs large queries
     cells = {(r["X"], r["threads"]) for r in result["rounds"]}
     assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
