@@ -522,8 +522,8 @@ def test_small_chunks_are_joined_into_fewer_tasks():
         DaskStructuredHinge(Xd, y, qid, oracle, block_bytes=-1)
 
 
-def test_default_block_bytes_two_blocks_per_thread_within_bounds():
-    from ssvm.problem.dask_space import default_block_bytes
+def test_default_block_bytes_two_persisted_blocks_per_thread_within_bounds():
+    from ssvm.problem._dask_blocks import default_block_bytes
 
     mib = 1 << 20
     with dask.config.set({"array.chunk-size": "128MiB"}):
@@ -531,6 +531,8 @@ def test_default_block_bytes_two_blocks_per_thread_within_bounds():
         assert default_block_bytes(1600 * mib, 2) == 400 * mib  # two blocks per thread
         assert default_block_bytes(1600 * mib, 4) == 200 * mib
         assert default_block_bytes(1 << 40, 2) == 1 << 30  # at most 1 GiB
+        # read from their source every round (out of core), joined blocks are a copy every round
+        assert default_block_bytes(1600 * mib, 2, persisted=False) == 128 * mib
     with dask.config.set({"array.chunk-size": "2GiB"}):
         assert default_block_bytes(1 << 40, 2) == 2 << 30  # a configured chunk size above the cap wins
     assert default_block_bytes(1600 * mib, 2) == 0  # chunk size 0 (this module's fixture): kept as they are

@@ -18,14 +18,15 @@ import os
 import weakref
 from contextlib import contextmanager
 
+import dask
 import numba
 import numpy as np
 
 from ._fused import FusedRound
 from .score_space import ScoreHinge
 
-__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "fused_round",
-           "merged_chunks", "qid_runs", "task_threads"]
+__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "block_rows",
+           "default_block_bytes", "fused_round", "merged_chunks", "qid_runs", "task_threads"]
 
 _FUSED = weakref.WeakKeyDictionary()  # a block's hinge -> (its X_b, the FusedRound or None)
 
@@ -124,6 +125,52 @@ def aligned_chunks(runs, chunks):
                          f"largest query ({largest} rows), e.g. "
                          f"X.rechunk({{0: {max(largest, max(chunks))}}})")
     return tuple(int(n) for n in np.diff(new))
+
+
+_MAX_DEFAULT_BLOCK = 1 << 30  # the default joined block: at most 1 GiB of X (a task's memory out of core)
+
+
+def default_block_bytes(x_bytes, threads, persisted=True):
+    """The default size of a joined block.
+
+    Persisted blocks are joined once, when they are persisted: then about two blocks per worker
+    thread (the fewest tasks a round can have with every thread busy: a task costs the scheduler
+    and the client milliseconds whatever its size), between dask's ``array.chunk-size`` (128 MiB
+    unless configured) and 1 GiB. Blocks read from their source every round (not persisted: out
+    of core) are joined every round, a copy of their rows: then up to dask's chunk size only. 0
+    (no joining) when that chunk size is configured as 0.
+
+    Parameters
+    ----------
+    x_bytes : int
+        Size of X.
+    threads : int
+        Worker threads.
+    persisted : bool, default=True
+        Whether the joined blocks are persisted.
+
+    Returns
+    -------
+    int
+    """
+    low = dask.utils.parse_bytes(dask.config.get("array.chunk-size"))
+    if low == 0 or not persisted:  # 0 configured: the blocks are kept as they are
+        return low
+    return int(min(max(x_bytes // max(2 * threads, 1), low), max(low, _MAX_DEFAULT_BLOCK)))
+
+
+def block_rows(block_bytes, row_bytes, x_bytes=0, threads=1, persisted=True):
+    """Rows of the largest joined block: ``block_bytes`` of X (int, or a string such as
+    ``"512MiB"``); 0: no joining; None: :func:`default_block_bytes`."""
+    if block_bytes is None:
+        block_bytes = default_block_bytes(x_bytes, threads, persisted)
+    if isinstance(block_bytes, str):
+        block_bytes = dask.utils.parse_bytes(block_bytes)
+    if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
+            or block_bytes < 0:
+        raise ValueError(f"block_bytes must be a number of bytes >= 0 (or a string such as "
+                         f"'128MiB'), got {block_bytes!r}")
+    return max(1, int(block_bytes) // row_bytes)
 
 
 def merged_chunks(chunks, max_rows, min_blocks):

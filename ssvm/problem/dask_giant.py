@@ -38,7 +38,7 @@ from ..losses.classification import zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
-from ._dask_blocks import merged_chunks
+from ._dask_blocks import block_rows, merged_chunks
 from ._giant_blocks import (
     block_gradient,
     block_ranking,
@@ -46,7 +46,7 @@ from ._giant_blocks import (
     block_summary,
     block_zero_one,
 )
-from .dask_space import _block_rows, _threads, check_dask_features, distributed_client
+from .dask_space import _threads, check_dask_features, distributed_client, will_persist
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
@@ -134,7 +134,7 @@ class DaskGiantHinge(Problem):
         Consecutive blocks of ``X`` are joined up to this size (any row boundary will do for one
         query): every selection pass is a round trip of one task per block, whatever its size.
         Default and 0 as in :class:`~ssvm.problem.dask_space.DaskStructuredHinge`: about two
-        blocks per worker thread, 128 MiB to 1 GiB each; 0 keeps the blocks as they are.
+        persisted blocks per worker thread, 128 MiB to 1 GiB each; 0 keeps the blocks as they are.
 
     Attributes
     ----------
@@ -158,7 +158,9 @@ class DaskGiantHinge(Problem):
         n, d = X.shape
         threads, row_bytes = _threads(), d * X.dtype.itemsize
         chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
-        joined = merged_chunks(chunks, _block_rows(block_bytes, row_bytes, n * row_bytes, threads), threads)
+        persisted = will_persist(persist)
+        joined = merged_chunks(chunks, block_rows(block_bytes, row_bytes, n * row_bytes, threads, persisted),
+                               threads)
         if joined != X.chunks[0]:
             X = X.rechunk({0: joined})
         self.loss = giant_loss(oracle)
@@ -175,7 +177,7 @@ class DaskGiantHinge(Problem):
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         relevant = da.from_array(y, chunks=(X.chunks[0],))
         on_cluster = distributed_client() is not None
-        if persist or (persist is None and on_cluster):
+        if persisted:
             X = X.persist()
         if on_cluster:  # sent once, not with every round's graph
             relevant = relevant.persist()

@@ -31,6 +31,7 @@ from ._dask_blocks import (
     aligned_chunks,
     block_hinge,
     block_queries,
+    block_rows,
     fused_round,
     merged_chunks,
     qid_runs,
@@ -60,6 +61,12 @@ def distributed_client():
     return client if getattr(dask.base.get_scheduler(), "__self__", None) is client else None
 
 
+def will_persist(persist):
+    """Whether :func:`persist_data` persists: ``persist``, or if it is None whether a
+    ``dask.distributed`` client is up."""
+    return distributed_client() is not None if persist is None else bool(persist)
+
+
 def persist_data(X, persist):
     """``(X, persisted)``: ``X`` persisted once (on a cluster's workers, else in this process) if
     ``persist`` is True, or if it is None and a ``dask.distributed`` client is up.
@@ -74,9 +81,7 @@ def persist_data(X, persist):
     X : dask.array.Array
     persisted : bool
     """
-    if persist is None:
-        persist = distributed_client() is not None
-    return (X.persist(), True) if persist else (X, False)
+    return (X.persist(), True) if will_persist(persist) else (X, False)
 
 
 def wait_for(persisted, *collections):
@@ -150,46 +155,6 @@ def _threads():
     """Worker threads of the ``distributed`` client in use, else this machine's cores."""
     client = distributed_client()
     return sum(client.nthreads().values()) if client is not None else dask.system.CPU_COUNT
-
-
-_MAX_DEFAULT_BLOCK = 1 << 30  # the default joined block: at most 1 GiB of X (a task's memory out of core)
-
-
-def default_block_bytes(x_bytes, threads):
-    """The default size of a joined block: about two blocks per worker thread (the fewest tasks a
-    round can have with every thread busy: a task costs the scheduler and the client milliseconds
-    whatever its size), between dask's ``array.chunk-size`` (128 MiB unless configured) and 1 GiB;
-    0 (no joining) when that chunk size is configured as 0.
-
-    Parameters
-    ----------
-    x_bytes : int
-        Size of X.
-    threads : int
-        Worker threads.
-
-    Returns
-    -------
-    int
-    """
-    low = dask.utils.parse_bytes(dask.config.get("array.chunk-size"))
-    if low == 0:  # a chunk size of 0 configured: the blocks are kept as they are
-        return 0
-    return int(min(max(x_bytes // max(2 * threads, 1), low), max(low, _MAX_DEFAULT_BLOCK)))
-
-
-def _block_rows(block_bytes, row_bytes, x_bytes=0, threads=1):
-    """Rows of the largest joined block (``block_bytes`` of X; 0: no joining; None: the default,
-    :func:`default_block_bytes`)."""
-    if block_bytes is None:
-        block_bytes = default_block_bytes(x_bytes, threads)
-    if isinstance(block_bytes, str):
-        block_bytes = dask.utils.parse_bytes(block_bytes)
-    if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
-            or block_bytes < 0:
-        raise ValueError(f"block_bytes must be a number of bytes >= 0 (or a string such as "
-                         f"'128MiB'), got {block_bytes!r}")
-    return max(1, int(block_bytes) // row_bytes)
 
 
 def _counts(queries):
@@ -313,9 +278,12 @@ class DaskStructuredHinge(Problem):
     block_bytes : int or str, optional
         Consecutive blocks are joined up to this size of ``X`` per block (a task costs the
         scheduler and the client milliseconds whatever its size), keeping at least one block per
-        worker thread; default: about two blocks per worker thread, at least dask's
-        ``array.chunk-size`` (128 MiB unless configured) and at most 1 GiB
-        (:func:`default_block_bytes`). 0 keeps the blocks as they are (aligned to whole queries).
+        worker thread. Default: about two blocks per worker thread, at least dask's
+        ``array.chunk-size`` (128 MiB unless configured) and at most 1 GiB, when the blocks are
+        persisted (joined once); up to the chunk size when they are read from their source every
+        round (joined every round: a copy)
+        (:func:`~ssvm.problem._dask_blocks.default_block_bytes`). 0 keeps the blocks as they are
+        (aligned to whole queries).
 
     Attributes
     ----------
@@ -357,8 +325,8 @@ class DaskStructuredHinge(Problem):
                               for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
         chunks = aligned_chunks(list(runs), chunks)
         row_bytes = d * X.dtype.itemsize
-        threads = _threads()
-        chunks = merged_chunks(chunks, _block_rows(block_bytes, row_bytes, n * row_bytes, threads), threads)
+        threads, persisted = _threads(), will_persist(persist)
+        chunks = merged_chunks(chunks, block_rows(block_bytes, row_bytes, n * row_bytes, threads, persisted), threads)
         if chunks != X.chunks[0]:
             logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
             X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
