@@ -117,14 +117,6 @@ def _csr_transpose_chunks(data, indices, indptr, c, d, cuts):
     return G
 
 
-def _add_rows(G):
-    """The chunks' vectors added in chunk order."""
-    g = G[0].copy()
-    for row in G[1:]:
-        g += row
-    return g
-
-
 def scores(X, w):
     """``X @ w``, each row's sum in float64.
 
@@ -166,8 +158,8 @@ def transpose(X, c):
     cuts = _cuts(X)
     if sp.issparse(X):
         if cuts.size > 2:
-            return _add_rows(_csr_transpose_chunks(X.data, X.indices, X.indptr, c, X.shape[1], cuts))
+            return _csr_transpose_chunks(X.data, X.indices, X.indptr, c, X.shape[1], cuts).sum(axis=0)
         return _csr_transpose(X.data, X.indices, X.indptr, c, X.shape[1])
     if cuts.size > 2:
-        return _add_rows(_dense_transpose_chunks(X, c, cuts))
+        return _dense_transpose_chunks(X, c, cuts).sum(axis=0)
     return _dense_transpose(X, c)

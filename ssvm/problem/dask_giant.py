@@ -38,7 +38,6 @@ from ..losses.classification import zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
-from ._dask_blocks import block_rows, merged_chunks
 from ._giant_blocks import (
     block_gradient,
     block_ranking,
@@ -46,7 +45,7 @@ from ._giant_blocks import (
     block_summary,
     block_zero_one,
 )
-from .dask_space import _threads, check_dask_features, distributed_client, will_persist
+from .dask_space import check_dask_features, distributed_client, joined_chunks, will_persist
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
@@ -156,11 +155,8 @@ class DaskGiantHinge(Problem):
     def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None, block_bytes=None):
         X = check_dask_features(X)
         n, d = X.shape
-        threads, row_bytes = _threads(), d * X.dtype.itemsize
-        chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
-        persisted = will_persist(persist)
-        joined = merged_chunks(chunks, block_rows(block_bytes, row_bytes, n * row_bytes, threads, persisted),
-                               threads)
+        joined = joined_chunks(tuple(int(c) for c in X.chunks[0] if c > 0), d * X.dtype.itemsize, block_bytes,
+                               persist)
         if joined != X.chunks[0]:
             X = X.rechunk({0: joined})
         self.loss = giant_loss(oracle)
@@ -177,7 +173,7 @@ class DaskGiantHinge(Problem):
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         relevant = da.from_array(y, chunks=(X.chunks[0],))
         on_cluster = distributed_client() is not None
-        if persisted:
+        if will_persist(persist):
             X = X.persist()
         if on_cluster:  # sent once, not with every round's graph
             relevant = relevant.persist()

@@ -157,6 +157,30 @@ def _threads():
     return sum(client.nthreads().values()) if client is not None else dask.system.CPU_COUNT
 
 
+def joined_chunks(chunks, row_bytes, block_bytes, persist):
+    """The blocks a dask problem trains on: consecutive ``chunks`` (row counts, all positive)
+    joined by :func:`~ssvm.problem._dask_blocks.merged_chunks` up to
+    :func:`~ssvm.problem._dask_blocks.block_rows` rows, keeping a block per worker thread.
+
+    Parameters
+    ----------
+    chunks : tuple of int
+    row_bytes : int
+        Bytes of a row of ``X``.
+    block_bytes : int, str or None
+        As the problems' parameter.
+    persist : bool or None
+        As the problems' parameter (persisted blocks are joined into larger ones).
+
+    Returns
+    -------
+    tuple of int
+    """
+    threads = _threads()
+    rows = block_rows(block_bytes, row_bytes, sum(chunks) * row_bytes, threads, will_persist(persist))
+    return merged_chunks(chunks, rows, threads)
+
+
 def _counts(queries):
     return queries.counts()
 
@@ -323,10 +347,7 @@ class DaskStructuredHinge(Problem):
         row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
         runs = dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
                               for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
-        chunks = aligned_chunks(list(runs), chunks)
-        row_bytes = d * X.dtype.itemsize
-        threads, persisted = _threads(), will_persist(persist)
-        chunks = merged_chunks(chunks, block_rows(block_bytes, row_bytes, n * row_bytes, threads, persisted), threads)
+        chunks = joined_chunks(aligned_chunks(list(runs), chunks), d * X.dtype.itemsize, block_bytes, persist)
         if chunks != X.chunks[0]:
             logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
             X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
