@@ -4,7 +4,8 @@ cross-validation on the training images, and their training.
 Per class: the latent AP-SVM (and its Yue-oracle twin), the latent 0-1 SVM, the whole-image
 baseline (:class:`ssvm.LatentRankSVM`, image labels only) and the fully supervised bound
 (:class:`ssvm.RankSVM` on the ground-truth boxes). A :class:`Setting` is (C, geometry scale,
-minimum window area); :func:`select` picks one by validation detection AP (or image-level AP).
+minimum window area, and for the latent AP-SVM its CCCP start); :func:`select` picks one by
+validation detection AP (or image-level AP).
 """
 
 from __future__ import annotations
@@ -27,20 +28,22 @@ MODELS = LATENT_MODELS + SUPERVISED_MODELS
 
 
 class Setting(NamedTuple):
-    """Hyper-parameters of one detector: C, the geometry scale, the minimum window area."""
+    """Hyper-parameters of one detector: C, the geometry scale, the minimum window area and the
+    CCCP start (``"mean"``: each image's mean window; ``"zero_one"``: the latent 0-1 SVM's weights)."""
 
     C: float
     scale: float
     min_area: float
+    init: str = "mean"
 
     def label(self):
-        return f"C={self.C:g} g={self.scale:g} a={self.min_area:g}"
+        return f"C={self.C:g} g={self.scale:g} a={self.min_area:g} init={self.init}"
 
 
-def grid(args, min_areas=True, zero_one=False):
+def grid(args, min_areas=True, zero_one=False, inits=("mean",)):
     """The hyper-parameter grid (``min_areas=False``: minimum area 0 only; ``zero_one``: the C grid
-    of the 0-1 SVMs)."""
-    return [Setting(C, g, a) for a in (args.min_window_area if min_areas else [0.0])
+    of the 0-1 SVMs; ``inits``: the CCCP starts compared)."""
+    return [Setting(C, g, a, init) for init in inits for a in (args.min_window_area if min_areas else [0.0])
             for g in args.geometry_scale for C in (args.C_zero_one if zero_one else args.C)]
 
 
@@ -51,8 +54,9 @@ def _folds(y, args):
 
 
 def _best(scores):
-    """The setting of the best score (ties: the smaller area, geometry scale, then C)."""
-    return max(scores, key=lambda p: (scores[p], -p.min_area, -p.scale, -p.C))
+    """The setting of the best score (ties: the smaller area, geometry scale, then C, then the
+    mean-window start, which needs no 0-1 fit)."""
+    return max(scores, key=lambda p: (scores[p], -p.min_area, -p.scale, -p.C, p.init == "mean"))
 
 
 def select(name, split, images, y, args, points, fit, score_by="detection", fit_path=None):
@@ -84,12 +88,12 @@ def select(name, split, images, y, args, points, fit, score_by="detection", fit_
 
 def _fold_models(points, fit, fit_path, fit_images, y_fit):
     """(setting, (coef, intercept)) of every setting trained on one fold: one by one, or with
-    ``fit_path`` one warm path over C per geometry scale and minimum area."""
+    ``fit_path`` one warm path over C per geometry scale, minimum area and start."""
     if fit_path is None:
         return [(setting, fit(setting, fit_images, y_fit)) for setting in points]
     paths = {}
     for setting in points:
-        paths.setdefault((setting.scale, setting.min_area), []).append(setting)
+        paths.setdefault(setting._replace(C=0.0), []).append(setting)
     return [pair for path in paths.values() for pair in zip(path, fit_path(path, fit_images, y_fit))]
 
 
@@ -156,6 +160,8 @@ def _chosen(setting, scores, score_by):
             "scores": [{**p._asdict(), "score": v} for p, v in scores.items()]}
 
 
+AP_INITS = {"select": ("zero_one", "mean"), "zero_one": ("zero_one",), "mean": ("mean",)}  # --ap-init
+
 LATENT_SPECS = {
     "latent_ap_svm": {"loss": "ap", "oracle": "qs"},
     "latent_ap_svm_yue": {"loss": "ap", "oracle": "yue"},
@@ -178,7 +184,7 @@ def train_class(name, y, split, args, work, keep):
     images = np.flatnonzero(keep)
     y = y[images]
 
-    def latent_model(key, setting, checkpoint=None, init="mean"):
+    def latent_model(key, setting, checkpoint=None, init="mean"):  # init: "mean" or start weights
         negatives = {} if key == "whole_image" else {"negatives": args.negatives}
         return LatentRankSVM(C=setting.C, max_cccp_iter=args.max_cccp_iter, random_state=args.seed,
                              checkpoint=checkpoint, init=init, **LATENT_SPECS[key], **negatives)
@@ -186,12 +192,12 @@ def train_class(name, y, split, args, work, keep):
     starts = {}
 
     def start(key, setting, fit_images, y_fit, X, offsets):
-        """w0 of a fit: the latent AP-SVM's is the latent 0-1 SVM's weights (--ap-init zero_one, at
-        the 0-1 SVM's validated C) on the same images and windows, fitted once per setting."""
-        if not key.startswith("latent_ap_svm") or args.ap_init == "mean":
+        """w0 of a fit: with a ``zero_one`` start, the latent 0-1 SVM's weights (at its validated C)
+        on the same images and windows, fitted once per setting; else each image's mean window."""
+        if setting.init == "mean":
             return "mean"
         C = selection["latent_zero_one"][0].C
-        memo = (tuple(fit_images.tolist()), setting.scale, setting.min_area, C)
+        memo = (tuple(fit_images.tolist()), setting.scale, setting.min_area, C)  # the start's key
         if memo not in starts:
             with _warnings_as_log():
                 starts[memo] = latent_model("latent_zero_one", setting._replace(C=C)).fit(
@@ -221,7 +227,8 @@ def train_class(name, y, split, args, work, keep):
     tic = time.perf_counter()
     selection = {}  # the 0-1 SVM first: its validated C trains the latent AP-SVM's start
     for key in ("latent_zero_one", "latent_ap_svm", "whole_image"):
-        points = grid(args, key != "whole_image", key == "latent_zero_one")
+        points = grid(args, key != "whole_image", key == "latent_zero_one",
+                      AP_INITS[args.ap_init] if key == "latent_ap_svm" else ("mean",))
         selection[key] = select(name, split, images, y, args, points, fitter(key), args.select, path_fitter(key))
     selection["latent_ap_svm_yue"] = selection["latent_ap_svm"]  # same model, other oracle
     selection_seconds = time.perf_counter() - tic
@@ -230,7 +237,7 @@ def train_class(name, y, split, args, work, keep):
     models, latent, seconds = {}, {}, {}
     for key in LATENT_SPECS:
         setting = selection[key][0]
-        tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}"
+        tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}-{setting.init}"
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
         model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz",
                              start(key, setting, images, y, X, offsets))

@@ -10,8 +10,9 @@ and are evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on t
 after non-maximum suppression (IoU 0.3):
 
 * ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed, started
-                          from the latent 0-1 SVM's weights (``--ap-init zero_one``; ``mean``: from
-                          each image's mean window, the behaviour before issue 23);
+                          from the latent 0-1 SVM's weights or from each image's mean window, the
+                          start chosen per class on the validation folds like C (``--ap-init
+                          select``; ``zero_one`` or ``mean`` fixes it);
 * ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
 * ``whole_image``         the non-latent baseline: the whole image is the only window;
 * ``supervised_zero_one`` and ``supervised_ap_svm``: the fully supervised upper bound,
@@ -32,7 +33,7 @@ its image (√area, area, log aspect, centre) times ``--geometry-scale`` (0 = of
 scorer can learn a size preference. The store holds appearance features only; both priors are
 applied when the windows are read.
 
-Every hyper-parameter — C, geometry scale, minimum area — is chosen per class and per model from
+Every hyper-parameter — C, geometry scale, minimum area, the AP-SVM's start — is chosen per class and per model from
 its grid by stratified ``--cv-folds``-fold cross-validation on the *training* images (the test
 split is never used for a choice). The latent models are scored by the validation images'
 detection AP (``--select detection``, the default: the boxes of the validation fold are read to
@@ -100,9 +101,10 @@ def parse_args(argv=None):
                         help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
                              "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
-    parser.add_argument("--ap-init", choices=("zero_one", "mean"), default="zero_one",
-                        help="CCCP start of the latent AP-SVM: the latent 0-1 SVM's weights (its validated C, "
-                             "same images and windows; default) or 'mean' (each image's mean window)")
+    parser.add_argument("--ap-init", choices=("select", "zero_one", "mean"), default="select",
+                        help="CCCP start of the latent AP-SVM: 'zero_one' (the latent 0-1 SVM's weights at its "
+                             "validated C, same images and windows), 'mean' (each image's mean window), or "
+                             "'select' (default): the one with the better validation score, chosen with C")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
     args = setup(parser, argv)
     if args.resume and not args.out:
@@ -241,9 +243,12 @@ def run(args):
         ap_table(gap, "Weak vs full supervision: test detection AP (area rule) of the latent AP-SVM and of "
                       "the AP-SVM trained on the boxes", columns=tuple(next(iter(gap.values())))),
         format_table([{"class": name, **{key: f"{chosen[name][key]['C']:g} / {chosen[name][key]['scale']:g} / "
-                                              f"{chosen[name][key]['min_area']:g}" for key in MODELS}}
+                                              f"{chosen[name][key]['min_area']:g}"
+                                              + (f" / {chosen[name][key]['init']}" if key == "latent_ap_svm" else "")
+                                         for key in MODELS}}
                       for name in chosen], ["class", *MODELS],
-                     title=(f"C / geometry scale / min window area chosen by {args.cv_folds}-fold CV on the "
+                     title=(f"C / geometry scale / min window area (latent AP-SVM: / CCCP start) chosen by "
+                            f"{args.cv_folds}-fold CV on the "
                             f"training images over {ranges} (latent and whole-image: validation "
                             f"{'detection AP' if args.select == 'detection' else 'image-level AP'}; "
                             "supervised: detection AP, min area 0)")),
@@ -262,7 +267,7 @@ def run(args):
                             "working_size": args.working_size, "C": args.C, "C_zero_one": args.C_zero_one,
                             "min_window_area": args.min_window_area,
                             "geometry_scale": args.geometry_scale, "negatives": args.negatives,
-                            "max_cccp_iter": args.max_cccp_iter,
+                            "max_cccp_iter": args.max_cccp_iter, "ap_init": args.ap_init,
                             "n_train_windows": int(train.store.n_windows),
                             "n_test_windows": int(test.store.n_windows),
                             "n_features": int(train.store.n_features)}}

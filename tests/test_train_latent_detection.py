@@ -48,6 +48,14 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
                and result["chosen"][name][model]["scale"] in (0.0, 3.0)
                and result["chosen"][name][model]["min_area"] in (0.0, 0.1)
                for name in result["classes"] for model in result["classes"][name])
+    # the latent AP-SVM's CCCP start is chosen on the validation folds with C (--ap-init select)
+    for name in result["classes"]:
+        ap = result["chosen"][name]["latent_ap_svm"]
+        assert ap["init"] in ("zero_one", "mean")
+        assert {p["init"] for p in ap["scores"]} == {"zero_one", "mean"} and len(ap["scores"]) == 16
+        assert {p["init"] for p in result["chosen"][name]["latent_zero_one"]["scores"]} == {"mean"}
+        best = max(p["score"] for p in ap["scores"])
+        assert any(p["score"] == best and p["init"] == ap["init"] for p in ap["scores"])
     assert "latent_ap_svm" in proc.stdout and "Time per stage" in proc.stdout
     assert [p.name for p in (tmp_path / "plots").iterdir()] == ["detection_ap.png"]
     # the cached windows/features and the per-class checkpoints are reused by a resumed run
@@ -90,6 +98,31 @@ def test_prior_defaults_and_off_switch():
     assert (args.min_window_area, args.geometry_scale) == ([0.05], [3.0])
     assert args.features == ("cnn" if _script_module("_detection_data").cnn_available() else "hog")
     assert args.max_windows == (500 if args.features == "cnn" else 150)
+
+
+def test_start_is_a_grid_dimension_on_its_own_warm_paths():
+    """--ap-init select puts both CCCP starts in the AP-SVM's grid; each warm path over C keeps one
+    start, geometry and area; ties go to the mean-window start (no 0-1 fit needed)."""
+    models = _script_module("_detection_models")
+    args = _script_module().parse_args(["--features", "hog", "--C", "1,10", "--min-window-area", "0",
+                                        "--geometry-scale", "0,3"])
+    assert args.ap_init == "select"
+    points = models.grid(args, inits=models.AP_INITS[args.ap_init])
+    assert len(points) == 8 and {p.init for p in points} == {"zero_one", "mean"}
+    paths = []
+
+    def fit_path(settings, *_):
+        paths.append(settings)
+        return [(s.C, 0.0) for s in settings]
+
+    pairs = models._fold_models(points, None, fit_path, None, None)
+    assert sorted(pairs) == sorted((p, (p.C, 0.0)) for p in points)
+    assert len(paths) == 4 and all(len({s._replace(C=0.0) for s in path}) == 1 for path in paths)
+    scores = {p: 0.5 for p in points}
+    assert models._best(scores) == models.Setting(1.0, 0.0, 0.0, "mean")
+    scores[models.Setting(10.0, 3.0, 0.0, "zero_one")] = 0.6
+    assert models._best(scores) == models.Setting(10.0, 3.0, 0.0, "zero_one")
+    assert models.grid(_script_module().parse_args(["--ap-init", "mean"]))[0].init == "mean"
 
 
 def test_training_corloc_by_hand():
