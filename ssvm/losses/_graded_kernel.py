@@ -18,7 +18,7 @@ one level (0/1 grades) α is exactly 1 and the answer is the binary walk's, bit 
 import numpy as np
 from numba import njit
 
-from ._packed_keys import _key, index_bits, repair, sort_keys, unpack
+from ._packed_keys import _key, index_bits, repair, sort_score_keys, unpack
 from ._qs_walk import _walk_core
 from .rank_losses import KIND_NDCG_LOG2, builtin_table, builtin_value, ndcg_norm
 
@@ -145,7 +145,7 @@ def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
 @njit(cache=True)
 def graded_small_batch(scores, grades, starts, ends, code, lt, c_all, delta):
     """:func:`graded_query` on the queries ``scores[starts[k]:ends[k]]``, each sorted by
-    :func:`sort_keys` inside this loop (numpy's sort would cost a call per query)."""
+    :func:`sort_score_keys` inside this loop (numpy's sort would cost a call per query)."""
     n_max = 0
     for k in range(starts.size):
         n_max = max(n_max, ends[k] - starts[k])
@@ -160,6 +160,6 @@ def graded_small_batch(scores, grades, starts, ends, code, lt, c_all, delta):
         shift = index_bits(b - a)
         q_keys = keys[:b - a]
         pack_all(s, shift, q_keys)
-        sort_keys(q_keys)
+        sort_score_keys(q_keys, shift)
         repair(q_keys, s, shift)
         delta[k] = graded_query(s, grades[a:b], q_keys, shift, code, lt, pos, neg, c_t, c_all[a:b])

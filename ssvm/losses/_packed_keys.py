@@ -2,7 +2,7 @@
 
 Each score is packed with its index into a uint64 whose high bits are an order-preserving image of
 −score and whose low bits are the index, so that one sort of the keys (numpy's SIMD sort for one
-query; :func:`sort_keys` inside a compiled loop) orders the samples by (−score, index) — except keys whose
+query; :func:`sort_score_keys` inside a compiled loop) orders the samples by (−score, index) — except keys whose
 high bits tie (scores equal or a few ulps apart), which come by index and are repaired after.
 
 Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES`` entries
@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "sorted_keys", "packed_order",
-           "repair", "repair_run", "unpack", "index_bits", "sort_keys"]
+           "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys"]
 
 #: the key buffer and the walk's 1/log2 table are kept for queries of up to this many samples (2^24: 128 MiB each)
 CACHE_MAX_ENTRIES = 1 << 24
@@ -55,6 +55,17 @@ def _pack(bits_of, y, shift, pos, neg):
         n_n += 1 - yi
 
 
+@njit(cache=True, inline="always")
+def _insertion_sort(keys):
+    for t in range(1, keys.size):
+        k = keys[t]
+        q = t - 1
+        while q >= 0 and keys[q] > k:
+            keys[q + 1] = keys[q]
+            q -= 1
+        keys[q + 1] = k
+
+
 @njit(cache=True)
 def sort_keys(keys):
     """Sort distinct uint64 keys (or non-negative int64 viewed as such) in place, inside compiled
@@ -63,13 +74,7 @@ def sort_keys(keys):
     every correct sort gives numpy's order."""
     n = keys.size
     if n <= _INSERTION_MAX:
-        for t in range(1, n):
-            k = keys[t]
-            q = t - 1
-            while q >= 0 and keys[q] > k:
-                keys[q + 1] = keys[q]
-                q -= 1
-            keys[q + 1] = k
+        _insertion_sort(keys)
         return
     src = keys
     dst = np.empty(n, dtype=np.uint64)
@@ -93,6 +98,69 @@ def sort_keys(keys):
     if moved % 2:
         for i in range(n):
             keys[i] = src[i]
+
+
+@njit(cache=True, inline="always")
+def _key_score(key, high, as_bits, as_float):
+    """The score at the upper end of the interval a key's high bits pin (the image inverted, its
+    truncated bits set): a non-increasing function of the key; ``as_float`` views ``as_bits``."""
+    sign = np.uint64(1) << np.uint64(63)
+    t = ~(key & high)
+    as_bits[0] = t ^ sign if t & sign else ~t
+    return as_float[0]
+
+
+@njit(cache=True)
+def sort_score_keys(keys, shift):
+    """:func:`sort_keys` for packed score keys (:func:`_key`, ``shift`` index bits): one bucket pass
+    by score first, about one key per bucket, then one insertion sort (a bucket of more than 32 keys
+    sorted by :func:`sort_keys` before).
+
+    A key's bucket ⌊(s_top − s)·n / (s_top − s_bottom)⌋ comes from the score its high bits pin
+    (:func:`_key_score`), every rounding monotone, so it never falls as the key rises: the buckets
+    are in key order and the result is exactly the keys sorted.  Scores spread over a few binades
+    (as trained scores are) fill the buckets evenly, where the radix sort needs a pass per byte
+    that differs; a cluster far from the rest lands in one bucket, sorted by :func:`sort_keys`."""
+    n = keys.size
+    if n <= _INSERTION_MAX:
+        _insertion_sort(keys)
+        return
+    high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+    as_bits = np.empty(1, dtype=np.uint64)
+    as_float = as_bits.view(np.float64)
+    k_min = keys[0]
+    k_max = keys[0]
+    for i in range(1, n):
+        k_min = min(k_min, keys[i])
+        k_max = max(k_max, keys[i])
+    s_top = _key_score(k_min, high, as_bits, as_float)
+    span = s_top - _key_score(k_max, high, as_bits, as_float)
+    if not 0.0 < span < np.inf or not n / span < np.inf:  # one score, or a span past the floats
+        sort_keys(keys)
+        return
+    scale = n / span
+    bucket = np.empty(n, dtype=np.int32)
+    ends = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        b = min(np.int64((s_top - _key_score(keys[i], high, as_bits, as_float)) * scale), n - 1)
+        bucket[i] = b
+        ends[b + 1] += 1
+    largest = 0
+    for b in range(n):
+        largest = max(largest, ends[b + 1])
+        ends[b + 1] += ends[b]
+    src = keys.copy()
+    for i in range(n):  # after this, ends[b] is the end of bucket b
+        b = bucket[i]
+        keys[ends[b]] = src[i]
+        ends[b] += 1
+    if largest > _INSERTION_MAX:
+        start = 0
+        for b in range(n):
+            if ends[b] - start > _INSERTION_MAX:
+                sort_keys(keys[start:ends[b]])
+            start = ends[b]
+    _insertion_sort(keys)  # within the buckets: a key never moves past its bucket's start
 
 
 @njit(cache=True)
@@ -191,7 +259,7 @@ def batch_scratch(starts, ends):
 
 @njit(cache=True)
 def query_keys(scores, y, n_pos, buf):
-    """:func:`sorted_keys` of a small query inside a compiled loop (:func:`sort_keys`): the positives'
+    """:func:`sorted_keys` of a small query inside a compiled loop (:func:`sort_score_keys`): the positives'
     keys sorted and repaired, the negatives' keys packed but not sorted, and the index bits; all
     views of ``buf`` (at least n + 2 entries)."""
     n = scores.size
@@ -200,14 +268,14 @@ def query_keys(scores, y, n_pos, buf):
     neg = buf[n_pos + 1:n + 2]
     _pack(scores.view(np.uint64), y, shift, pos, neg)
     pos = pos[:-1]
-    sort_keys(pos)
+    sort_score_keys(pos, shift)
     repair(pos, scores, shift)
     return pos, neg[:-1], shift
 
 
 @njit(cache=True)
 def positive_keys(scores, y, n_pos, buf):
-    """The positives' keys of a small query, sorted and repaired (:func:`sort_keys`), and the index bits:
+    """The positives' keys of a small query, sorted and repaired (:func:`sort_score_keys`), and the index bits:
     the positives in (−score, index) order without the negatives' keys; ``buf`` has at least
     P + 1 entries."""
     n = scores.size
@@ -220,7 +288,7 @@ def positive_keys(scores, y, n_pos, buf):
         pos[t] = _key(bits_of[i], high, i)
         t += y[i]
     pos = pos[:n_pos]
-    sort_keys(pos)
+    sort_score_keys(pos, shift)
     repair(pos, scores, shift)
     return pos, shift
 

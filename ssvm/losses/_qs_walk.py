@@ -32,7 +32,7 @@ cache misses, not arithmetic.  Here instead:
 Time O(N log N) for the sort (numpy's), O(N log P) at worst for the rest; the walk path's result is
 bit for bit the grid's, yue's and chakrabarti's.  :func:`walk_oracle_core` serves one query (numpy
 sorts the keys); :func:`walk_batch` many small ones in one compiled loop (sorted by
-:func:`~._packed_keys.sort_keys`).
+:func:`~._packed_keys.sort_score_keys`).
 
 The packed keys live in :mod:`._packed_keys`.  Cache: the 1/log2 table, kept from call to call up
 to ``CACHE_MAX_ENTRIES`` entries (128 MiB; a larger query gets a table of its own, not kept).
@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from ._numerics import EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
-from ._packed_keys import CACHE_MAX_ENTRIES, batch_scratch, query_keys, repair_run, sort_keys, sorted_keys, unpack
+from ._packed_keys import CACHE_MAX_ENTRIES, batch_scratch, query_keys, repair_run, sort_score_keys, sorted_keys, unpack
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
@@ -307,14 +307,14 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
     """The walk on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP or NDCG (log2): exactly :func:`walk_oracle_core` on each, with Δ by
     :func:`builtin_value`; ``lt`` is the 1/log2 table for the largest query (NDCG).  The keys are
-    sorted by :func:`sort_keys` (numpy's sort would cost a call per query)."""
+    sorted by :func:`sort_score_keys` (numpy's sort would cost a call per query)."""
     buf, table = batch_scratch(starts, ends)
     for k in range(starts.size):
         a = starts[k]
         b = ends[k]
         s = scores[a:b]
         pos, neg, shift = query_keys(s, y[a:b], n_pos[k], buf)
-        sort_keys(neg)
+        sort_score_keys(neg, shift)
         sp, pos_ids = unpack(pos, s, shift)
         builtin_table(kind, n_pos[k], table)
         counts = _walk_core(s, sp, pos_ids, neg, shift, kind, table, lt, c_all[a:b])

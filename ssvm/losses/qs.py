@@ -106,7 +106,7 @@ def _grid_entry(scores, y, sp, pos_ids, kind, table, use_above, narrow, n_bins, 
 def _grid_batch(scores, y, starts, ends, n_pos, kind, params, c_all, delta):
     """The grid path on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP and NDCG (log2): a closed-form derivative that is never positive; Δ by
-    :func:`builtin_value`.  The positives are sorted by their packed keys (:func:`sort_keys`)."""
+    :func:`builtin_value`.  The positives are sorted by their packed keys (:func:`sort_score_keys`)."""
     buf, table = batch_scratch(starts, ends)
     for k in range(starts.size):
         a = starts[k]

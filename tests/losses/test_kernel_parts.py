@@ -22,6 +22,37 @@ def test_sort_keys_is_numpys_sort(n):
     np.testing.assert_array_equal(ids, np.arange(n))
 
 
+def _score_samples(rng, n):
+    """Scores of one query as they come: spread, tied, rounded, over many binades, with outliers,
+    huge, tiny, signed zeros; each with the packed keys' index bits."""
+    yield rng.normal(size=n)
+    yield np.round(rng.normal(size=n), 1)                        # many ties
+    yield np.full(n, 0.25)                                       # one score: no span
+    yield rng.normal(size=n) * 10.0 ** rng.integers(-300, 300, size=n)  # every binade
+    yield np.r_[rng.normal(size=max(n - 1, 0)), 1e6][:n]               # one outlier: a crowded bucket
+    yield np.r_[rng.normal(size=max(n - 2, 0)), 1.7e308, -1.7e308][:n] # a span past the floats
+    yield rng.normal(size=n) * 5e-324                            # subnormal: the scale overflows
+    yield rng.choice([0.0, -0.0, 1e-310, -1e-310, 1.0], size=n)  # signed zeros and subnormals
+    yield rng.normal(size=n) + np.nextafter(0.0, 1.0) * rng.integers(0, 3, size=n)  # a few ulps apart
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 31, 32, 33, 34, 100, 1000, 4096, 70_000])
+def test_sort_score_keys_is_numpys_sort(n):
+    """The bucket sort of packed score keys gives exactly numpy's order of the keys, whatever the
+    scores' spread (the bucket of a key never falls as the key rises)."""
+    from ssvm.losses._graded_kernel import pack_all
+
+    rng = np.random.default_rng(n)
+    shift = keys.index_bits(max(n, 1))
+    for scores in _score_samples(rng, n):
+        packed = np.empty(n, dtype=np.uint64)
+        pack_all(np.ascontiguousarray(scores, dtype=np.float64), shift, packed)
+        perm = rng.permutation(n)
+        got = packed[perm]
+        keys.sort_score_keys(got, shift)
+        np.testing.assert_array_equal(got, np.sort(packed))
+
+
 def test_index_bits():
     for n in (1, 2, 3, 4, 5, 1000, 1024, 1025, 2**20):
         assert keys.index_bits(n) == max((n - 1).bit_length(), 1)
