@@ -22,7 +22,7 @@ import time
 import numpy as np
 from numba import njit
 
-from .dask_space import non_finite_error
+from ._dask_tasks import non_finite_error
 from .weight_space import LinearScores
 
 __all__ = ["BlockRanking", "block_step", "block_gradient", "block_ranking", "block_samples",

@@ -19,7 +19,8 @@ import time
 import dask
 import numpy as np
 
-from .dask_space import check_dask_features, non_finite_error, persist_data, wait_for
+from ._dask_tasks import non_finite_error
+from .dask_space import check_dask_features, persist_data, wait_for
 from .protocol import Plane, Planes, Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features

@@ -32,15 +32,13 @@ from ._dask_blocks import (
     block_hinge,
     block_queries,
     block_rows,
-    fused_round,
     merged_chunks,
     qid_runs,
-    task_threads,
 )
+from ._dask_tasks import block_plane, block_planes, query_counts
 from .protocol import Plane, Planes, Problem
-from .weight_space import StructuredHinge
 
-__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client", "non_finite_error"]
+__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -181,102 +179,6 @@ def joined_chunks(chunks, row_bytes, block_bytes, persist):
     return merged_chunks(chunks, rows, threads)
 
 
-def _counts(queries):
-    return queries.counts()
-
-
-def _block_problem(X_b, hinge, fit_intercept, block):
-    """The in-memory problem of one block (its rows and its kept hinge)."""
-    k, row0 = block
-    if X_b.shape[0] != hinge.n_samples:
-        raise ValueError(f"block {k} of X (from row {row0}) holds {X_b.shape[0]} rows but its "
-                         f"chunk says {hinge.n_samples}: the chunk sizes of X do not match its data")
-    return StructuredHinge.from_score_hinge(X_b, hinge, fit_intercept=fit_intercept)
-
-
-def _counters(problem, fused_seconds=0.0, fused_oracle_seconds=0.0):
-    """``(matvec seconds, oracle seconds, oracle calls, fused seconds, fused oracle seconds)`` so
-    far. The block's hinge lives on between rounds and keeps counting: a task reports the
-    difference its own calls made (the fused round's own times are passed in as such)."""
-    return np.array([problem.matvec_seconds, problem.oracle_seconds, problem.n_oracle_calls,
-                     fused_seconds, fused_oracle_seconds])
-
-
-def non_finite_error(X_rows, first_row, block, n_rows):
-    """The ValueError for non-finite scores of the rows ``X_rows`` of a block.
-
-    Parameters
-    ----------
-    X_rows : ndarray
-        The rows whose scores were not finite (all of a block's or some); ``first_row`` is the
-        (global) number of the first.
-    first_row : int
-    block : (int, int)
-        The block's number and first row.
-    n_rows : int
-        The block's number of rows.
-
-    Returns
-    -------
-    ValueError
-        Naming the block, its rows and the first row with NaN or infinity, or saying the scores
-        overflow if ``X_rows`` is finite.
-    """
-    k, row0 = block
-    where = f"block {k} (rows {row0}:{row0 + n_rows})"
-    bad = np.flatnonzero(~np.all(np.isfinite(X_rows), axis=1))
-    if bad.size:
-        return ValueError(f"X holds NaN or infinity in {where}, first at row {first_row + bad[0]}")
-    return ValueError(f"the scores X @ w overflow in {where}: scale the features down")
-
-
-def _checked_scores(problem, w, block):
-    """The block's stacked scores, or a ValueError naming the block and the first bad row."""
-    with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
-        s = problem.stacked_scores(w)
-    if not np.all(np.isfinite(s)):
-        rows = problem.score_hinge.rows  # a slice: the queries of a block are ranges of rows
-        raise non_finite_error(problem.X[rows], block[1] + rows.start, block, problem.n_samples)
-    return s
-
-
-def block_plane(X_b, hinge, w, fit_intercept, block):
-    """One block's share of the plane at ``w``: the task of a round.
-
-    The fused round (:func:`~ssvm.problem._dask_blocks.fused_round`, one pass over ``X_b``, on
-    :func:`~ssvm.problem._dask_blocks.task_threads`) when the oracle has a compiled form, else (or
-    on non-finite scores, to name the bad row) the two-pass path.
-
-    Returns
-    -------
-    tuple
-        ``(H_b, offset_b, g_b, counters)``, the counters as :func:`_counters` differences.
-    """
-    problem = _block_problem(X_b, hinge, fit_intercept, block)
-    before = _counters(problem)
-    fused = fused_round(X_b, hinge, fit_intercept)
-    spent = (0.0, 0.0)  # the fused round's wall time and its oracles' (charged to the hinge too)
-    if fused is not None:
-        t0, oracle0 = time.perf_counter(), fused.oracle_seconds
-        with task_threads():  # one numba thread per dask worker thread
-            H, offset, g = fused.plane(w)
-        spent = (time.perf_counter() - t0, fused.oracle_seconds - oracle0)
-        if np.isfinite(H) and np.all(np.isfinite(g)):
-            return H, offset, g, _counters(problem, *spent) - before
-    H, c, offset = problem.hinge_at_scores(_checked_scores(problem, w, block))
-    g = problem.coefficients_to_subgradient(c)
-    return H, offset, g, _counters(problem, *spent) - before
-
-
-def block_planes(X_b, hinge, w, fit_intercept, block, queries):
-    """Per-query planes ``(delta, G)`` of some of a block's queries (local numbers)."""
-    problem = _block_problem(X_b, hinge, fit_intercept, block)
-    before = _counters(problem)
-    _checked_scores(problem, w, block)
-    delta, G = problem.planes(w, queries)
-    return delta, G, _counters(problem) - before
-
-
 class DaskStructuredHinge(Problem):
     """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of queries in a dask array.
 
@@ -355,7 +257,7 @@ class DaskStructuredHinge(Problem):
         blocks = [(k, int(r)) for k, r in enumerate(row0)]
         meta = dask.persist(*[dask.delayed(block_queries)(yb, qb, b)
                               for yb, qb, b in zip(y.to_delayed(), qid.to_delayed(), blocks)])
-        counts = np.array(dask.compute(*[dask.delayed(_counts)(m) for m in meta]))
+        counts = np.array(dask.compute(*[dask.delayed(query_counts)(m) for m in meta]))
         kept, total, no_pos, no_neg = counts.sum(axis=0)
         check_informative(int(total), int(no_pos), int(no_neg))
         active = np.flatnonzero(counts[:, 0] > 0)
