@@ -5,8 +5,10 @@ mean 2-fold validation detection AP on the training images (the figure a choice 
 detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the windows it
 imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
 ``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``mean``: each image's mean window;
-``whole``: the whole-image model; ``zero_one``: the weights of the latent 0-1 SVM with all windows
-of the negative images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
+``whole``: the whole-image model; ``centre``: the centre prior, the model of each positive image's
+window closest to the middle half of the image (largest IoU with it) against all windows of the
+negative images; ``zero_one``: the weights of the latent 0-1 SVM with all windows of the negative
+images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
 ``tol`` (CCCP's relative tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take
 ``/``-separated grids, chosen per class by the validation detection AP. Every variant uses the
 same windows (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the
@@ -30,13 +32,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import emit, format_table, make_parser, setup
-from _detection import evaluate_scores
-from _detection_data import add_window_options, bags, check_window_options, prepare, trainable_classes
+from _detection import evaluate_scores, view
+from _detection_data import add_window_options, bags, check_window_options, prepare, trainable_classes, window_rows
 from _detection_models import Setting, _folds, _warnings_as_log, window_detections
 
 logger = logging.getLogger("scripts")
 
 DEFAULT_VARIANTS = "ap:all,zero_one:all,ap:best,zero_one:best"
+INITS = ("mean", "whole", "centre", "zero_one")
 
 
 def parse_variant(text, args):
@@ -55,8 +58,8 @@ def parse_variant(text, args):
         spec[key] = value if key == "init" else float(value) if key == "tol" else \
             [float(v) for v in value.split("/")] if key in ("C", "area") else int(value)
     spec["C"], spec["area"] = np.atleast_1d(spec["C"]).tolist(), np.atleast_1d(spec["area"]).tolist()
-    if spec["init"] not in ("mean", "whole", "zero_one"):
-        raise SystemExit(f"bad variant {text!r}: init must be mean, whole or zero_one")
+    if spec["init"] not in INITS:
+        raise SystemExit(f"bad variant {text!r}: init must be one of {', '.join(INITS)}")
     return spec
 
 
@@ -71,6 +74,8 @@ def fit_variant(spec, split, setting, images, y, args):
     init = "mean"
     if spec["init"] == "whole":
         init = _fit_whole(spec, split, setting, images, y, args).coef_
+    elif spec["init"] == "centre":
+        init = _fit_centre(spec, split, setting, images, y, args).coef_
     elif spec["init"] == "zero_one":
         init = _zero_one(X, offsets, y, "all", images, setting, args).coef_
     model = LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], init=init,
@@ -102,6 +107,38 @@ def _fit_whole(spec, split, setting, images, y, args):
     X, offsets = bags(split, setting, images, whole=True)
     with _warnings_as_log():
         return LatentRankSVM(loss=spec["loss"], C=setting.C, random_state=args.seed).fit(X, y, offsets=offsets)
+
+
+def centre_rows(split, rows, offsets):
+    """Per bag (``rows`` of the store, bags by ``offsets``), the position in ``rows`` of the window
+    with the largest IoU with the middle half of its image (row 0 of a bag is the whole image)."""
+    from ssvm.detection import iou
+
+    picked = np.empty(offsets.size - 1, dtype=np.int64)
+    for b in range(picked.size):
+        boxes = split.store.boxes[rows[offsets[b]:offsets[b + 1]]]
+        x0, y0, x1, y1 = boxes[0]
+        w, h = x1 - x0, y1 - y0
+        middle = np.array([[x0 + w / 4, y0 + h / 4, x1 - w / 4, y1 - h / 4]])
+        picked[b] = offsets[b] + int(np.argmax(iou(middle, boxes)[0]))
+    return picked
+
+
+def _fit_centre(spec, split, setting, images, y, args):
+    """The centre-prior start: each positive image as its centre window (:func:`centre_rows`), the
+    negative images with all their windows, one CCCP step (nothing to impute)."""
+
+    from ssvm import LatentRankSVM
+
+    rows, offsets = window_rows(split, images, setting.min_area)
+    centre = centre_rows(split, rows, offsets)
+    keep = np.concatenate([[centre[b]] if y[b] else np.arange(offsets[b], offsets[b + 1])
+                           for b in range(images.size)])
+    sizes = np.where(y, 1, np.diff(offsets))
+    X = view(split.store.features, split.geometry, setting.scale, rows[keep])
+    with _warnings_as_log():
+        return LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], max_cccp_iter=1,
+                             random_state=args.seed).fit(X, y, offsets=np.r_[0, np.cumsum(sizes)])
 
 
 def corloc(name, model, split, setting, images, y):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "exp_latent_diagnosis.py"
@@ -27,7 +28,7 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
     out = tmp_path / "result.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]))}
-    variants = "ap:all:init=zero_one,zero_one:all,ap:best:C=10/100"
+    variants = "ap:all:init=zero_one,zero_one:all,ap:best:C=10/100,ap:all:init=centre"
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
                            "--variants", variants, "--C-zero-one", "100", "--json", str(out),
                            "--figure", str(tmp_path / "imputed.png")],
@@ -50,7 +51,7 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
     assert "Latent detectors on scenes" in proc.stdout
 
 
-@pytest.mark.parametrize("text", ["ap", "svm:all", "ap:some", "ap:all:x=1", "ap:all:init=centre"])
+@pytest.mark.parametrize("text", ["ap", "svm:all", "ap:some", "ap:all:x=1", "ap:all:init=corner"])
 def test_bad_variant_is_a_usage_error(module, text):
     with pytest.raises(SystemExit, match="bad variant"):
         module.parse_variant(text, _Args())
@@ -62,6 +63,19 @@ def test_variant_grids_and_defaults(module):
     assert spec["C"] == [10.0, 100.0] and spec["area"] == [0.0, 0.1]
     default = module.parse_variant("zero_one:all", _Args())
     assert default["C"] == [5.0] and default["area"] == [0.2] and default["steps"] == 4
+
+
+def test_centre_rows_pick_the_window_nearest_the_middle_half(module):
+    from types import SimpleNamespace
+
+    # two images 100 x 100 (row 0: the whole image): the middle half is [25, 25, 75, 75]
+    boxes = np.array([[0, 0, 100, 100], [0, 0, 50, 50], [20, 20, 80, 80], [25, 25, 60, 60],
+                      [0, 0, 100, 100], [30, 30, 70, 70], [50, 50, 100, 100]], dtype=float)
+    split = SimpleNamespace(store=SimpleNamespace(boxes=boxes))
+    rows = np.array([6, 5, 4, 0, 1, 2, 3])  # store rows in any order; bags of 3 and 4
+    offsets = np.array([0, 3, 7])
+    boxes[[4, 5, 6]] = boxes[[6, 5, 4]]  # rows 4..6 hold image 0's windows, whole image at row 6
+    assert module.centre_rows(split, rows, offsets).tolist() == [1, 5]
 
 
 class _Args:
