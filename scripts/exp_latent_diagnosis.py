@@ -9,7 +9,9 @@ imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is writte
 window closest to the middle half of the image (largest IoU with it) against all windows of the
 negative images; ``zero_one``: the weights of the latent 0-1 SVM with all windows of the negative
 images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
-``tol`` (CCCP's relative tolerance) and ``area`` (minimum window area); ``C`` and ``area`` take
+``tol`` (CCCP's relative tolerance), ``area`` (minimum window area) and ``windows`` (K > 1: each
+positive image enters with its K best windows, re-imputed by CCCP from the 1-window model's
+weights; ``ap:all`` only); ``C`` and ``area`` take
 ``/``-separated grids, chosen per class by the validation detection AP. Every variant uses the
 same windows (``--min-window-area`` unless a variant sets ``area``; geometry features off), so the
 table isolates the formulation and training choices. ``--figure PNG`` draws, for a few training
@@ -50,14 +52,16 @@ def parse_variant(text, args):
                          "NEGATIVES all or best")
     spec = {"name": text, "loss": parts[0], "negatives": parts[1], "init": "mean",
             "C": args.C_zero_one if parts[0] == "zero_one" else args.C, "steps": args.max_cccp_iter,
-            "tol": 1e-3, "area": args.min_window_area}
+            "tol": 1e-3, "area": args.min_window_area, "windows": 1}
     for item in parts[2:]:
         key, _, value = item.partition("=")
-        if key not in ("C", "init", "steps", "tol", "area"):
+        if key not in ("C", "init", "steps", "tol", "area", "windows"):
             raise SystemExit(f"bad variant {text!r}: unknown key {key!r}")
         spec[key] = value if key == "init" else float(value) if key == "tol" else \
             [float(v) for v in value.split("/")] if key in ("C", "area") else int(value)
     spec["C"], spec["area"] = np.atleast_1d(spec["C"]).tolist(), np.atleast_1d(spec["area"]).tolist()
+    if spec["windows"] < 1 or (spec["windows"] > 1 and parts[:2] != ["ap", "all"]):
+        raise SystemExit(f"bad variant {text!r}: windows=K takes K >= 1, and K > 1 only with ap:all")
     if spec["init"] not in INITS:
         raise SystemExit(f"bad variant {text!r}: init must be one of {', '.join(INITS)}")
     return spec
@@ -82,7 +86,39 @@ def fit_variant(spec, split, setting, images, y, args):
                           max_cccp_iter=spec["steps"], cccp_tol=spec["tol"], random_state=args.seed)
     with _warnings_as_log():
         model.fit(X, y, offsets=offsets)
-    return model
+    return model if spec["windows"] == 1 else _several_windows(spec, split, setting, images, y, X, offsets, model)
+
+
+def _several_windows(spec, split, setting, images, y, X, offsets, start):
+    """CCCP with the K = ``spec["windows"]`` best windows of each positive image as positives (all
+    windows of the negative images as negatives: one AP-SVM over rows per step), from the weights of
+    the 1-window model ``start``; stops when the imputed windows repeat. Returns a record with the
+    attributes of a fitted LatentRankSVM that :func:`run_class` reads (``history_``: the objective
+    after each step)."""
+    from types import SimpleNamespace
+
+    from ssvm import RankSVM
+    from ssvm.detection.store import chunked_scores
+
+    rows, _ = window_rows(split, images, setting.min_area)
+    negative_rows = np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in np.flatnonzero(~y)])
+    coef, intercept, chosen, history, steps = start.coef_, start.intercept_, None, [], []
+    for _ in range(spec["steps"]):
+        scores = chunked_scores(X, coef, intercept, chunk_rows=65536)
+        picked = np.concatenate([offsets[b] + np.argsort(-scores[offsets[b]:offsets[b + 1]], kind="stable")
+                                 [:spec["windows"]] for b in np.flatnonzero(y)])
+        if chosen is not None and np.array_equal(np.sort(picked), np.sort(chosen)):
+            break
+        steps.append({"n_changed": int(picked.size if chosen is None else np.setdiff1d(picked, chosen).size)})
+        chosen = picked
+        keep = np.r_[picked, negative_rows]
+        features = view(split.store.features, split.geometry, setting.scale, rows[keep])[:]
+        with _warnings_as_log():
+            model = RankSVM(loss="ap", C=setting.C).fit(features, np.arange(keep.size) < picked.size)
+        coef, intercept = model.coef_[0], float(model.intercept_[0])
+        history.append(model.objective_)
+    return SimpleNamespace(coef_=coef, intercept_=intercept, n_iter_=len(steps), steps_=steps,
+                           history_=[start.history_[-1], *history])
 
 
 _ZERO_ONE = {}

@@ -28,7 +28,7 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
     out = tmp_path / "result.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]))}
-    variants = "ap:all:init=zero_one,zero_one:all,ap:best:C=10/100,ap:all:init=centre"
+    variants = "ap:all:init=zero_one,zero_one:all,ap:best:C=10/100,ap:all:init=centre,ap:all:windows=2"
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
                            "--variants", variants, "--C-zero-one", "100", "--json", str(out),
                            "--figure", str(tmp_path / "imputed.png")],
@@ -51,7 +51,8 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
     assert "Latent detectors on scenes" in proc.stdout
 
 
-@pytest.mark.parametrize("text", ["ap", "svm:all", "ap:some", "ap:all:x=1", "ap:all:init=corner"])
+@pytest.mark.parametrize("text", ["ap", "svm:all", "ap:some", "ap:all:x=1", "ap:all:init=corner",
+                                  "ap:all:windows=0", "zero_one:all:windows=2", "ap:best:windows=2"])
 def test_bad_variant_is_a_usage_error(module, text):
     with pytest.raises(SystemExit, match="bad variant"):
         module.parse_variant(text, _Args())
