@@ -203,7 +203,7 @@ def run_class(name, keep, train, test, variants, args):
     rows, boxes = [], {}
     for spec in variants:
         tic = time.perf_counter()
-        points = [Setting(C, 0.0, a) for a in spec["area"] for C in spec["C"]]
+        points = [Setting(C, 0.0, a, spec["init"]) for a in spec["area"] for C in spec["C"]]
         scores = {}
         for point in points if args.cv_folds > 1 else []:
             val = []
