@@ -160,7 +160,9 @@ def _chosen(setting, scores, score_by):
             "scores": [{**p._asdict(), "score": v} for p, v in scores.items()]}
 
 
-AP_INITS = {"select": ("zero_one", "mean"), "zero_one": ("zero_one",), "mean": ("mean",)}  # --ap-init
+# --ap-init: the starts in the AP-SVM's grid; "lowest_j" fits both starts and keeps the lower final J
+AP_INITS = {"select": ("zero_one", "mean"), "lowest_j": ("lowest_j",), "zero_one": ("zero_one",), "mean": ("mean",)}
+STARTS = ("mean", "zero_one")
 
 LATENT_SPECS = {
     "latent_ap_svm": {"loss": "ap", "oracle": "qs"},
@@ -204,12 +206,24 @@ def train_class(name, y, split, args, work, keep):
                     X, y_fit, offsets=offsets).coef_
         return starts[memo]
 
+    def fit_latent(key, setting, fit_images, y_fit, X, offsets, checkpoint=None):
+        """The fitted model of ``setting``; with the ``lowest_j`` start, CCCP from each of
+        ``STARTS`` and the fit of the lower final J (a choice on the training images: the
+        objective CCCP minimises, at one C and on the same windows). Returns the model and its start."""
+        fits = []
+        for init in STARTS if setting.init == "lowest_j" else (setting.init,):
+            at = setting._replace(init=init)
+            tag = f"C{at.C:g}-g{at.scale:g}-a{at.min_area:g}-{init}"
+            model = latent_model(key, at, checkpoint and checkpoint.with_name(f"{checkpoint.name}-{tag}.npz"),
+                                 start(key, at, fit_images, y_fit, X, offsets))
+            with _warnings_as_log():
+                fits.append((model.fit(X, y_fit, offsets=offsets, resume=bool(checkpoint) and args.resume), init))
+        return min(fits, key=lambda fit: fit[0].history_[-1])
+
     def fitter(key):
         def fit(setting, fit_images, y_fit):
             X, offsets = bags(split, setting, fit_images, whole=key == "whole_image")
-            init = start(key, setting, fit_images, y_fit, X, offsets)
-            with _warnings_as_log():
-                model = latent_model(key, setting, init=init).fit(X, y_fit, offsets=offsets)
+            model, _ = fit_latent(key, setting, fit_images, y_fit, X, offsets)
             return model.coef_, model.intercept_
         return fit
 
@@ -218,10 +232,14 @@ def train_class(name, y, split, args, work, keep):
             from ssvm.latent import latent_C_path
 
             X, offsets = bags(split, settings[0], fit_images, whole=key == "whole_image")
-            model = latent_model(key, settings[0], init=start(key, settings[0], fit_images, y_fit, X, offsets))
-            with _warnings_as_log():
-                fitted = latent_C_path(model, [s.C for s in settings], X, y_fit, offsets)
-            return [(model.coef_, model.intercept_) for model in fitted]
+            paths = []
+            for init in STARTS if settings[0].init == "lowest_j" else (settings[0].init,):
+                at = settings[0]._replace(init=init)
+                model = latent_model(key, at, init=start(key, at, fit_images, y_fit, X, offsets))
+                with _warnings_as_log():
+                    paths.append(latent_C_path(model, [s.C for s in settings], X, y_fit, offsets))
+            best = [min(fits, key=lambda m: m.history_[-1]) for fits in zip(*paths)]  # per C: the lower J
+            return [(model.coef_, model.intercept_) for model in best]
         return None if args.cold_selection else fit_path
 
     tic = time.perf_counter()
@@ -234,24 +252,21 @@ def train_class(name, y, split, args, work, keep):
     selection_seconds = time.perf_counter() - tic
     logger.info("%s: latent models' selection %.1fs (%s)", name, selection_seconds,
                 "a cold fit per C" if args.cold_selection else "a warm path over C")
-    models, latent, seconds = {}, {}, {}
+    models, latent, seconds, started = {}, {}, {}, {}
     for key in LATENT_SPECS:
         setting = selection[key][0]
-        tag = f"C{setting.C:g}-g{setting.scale:g}-a{setting.min_area:g}-{setting.init}"
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
-        model = latent_model(key, setting, work / "checkpoints" / f"{name}-{key}-{tag}.npz",
-                             start(key, setting, images, y, X, offsets))
         tic = time.perf_counter()
-        with _warnings_as_log():
-            model.fit(X, y, offsets=offsets, resume=args.resume)
+        model, started[key] = fit_latent(key, setting, images, y, X, offsets, work / "checkpoints" / f"{name}-{key}")
         seconds[key] = time.perf_counter() - tic
         latent[key] = model
         models[key] = (model.coef_, model.intercept_, setting)
-        logger.info("%s %s: %s, %d CCCP steps, J %.4g -> %.4g, LAI %.3fs, %.1fs", name, key, setting.label(),
-                    model.n_iter_, model.history_[0], model.history_[-1], model.lai_seconds_, seconds[key])
+        logger.info("%s %s: %s (start %s), %d CCCP steps, J %.4g -> %.4g, LAI %.3fs, %.1fs", name, key,
+                    setting.label(), started[key], model.n_iter_, model.history_[0], model.history_[-1],
+                    model.lai_seconds_, seconds[key])
     gap = float(np.max(np.abs(latent["latent_ap_svm"].coef_ - latent["latent_ap_svm_yue"].coef_)))
     logger.info("%s: max |w_qs - w_yue| = %.3g (both oracles are exact)", name, gap)
-    chosen = {key: _chosen(*selection[key], args.select) for key in LATENT_MODELS}
+    chosen = {key: {**_chosen(*selection[key], args.select), "start": started[key]} for key in LATENT_MODELS}
     tic = time.perf_counter()
     supervised, supervised_seconds, supervised_chosen = train_supervised(name, split, images, y, args)
     selection_seconds += time.perf_counter() - tic - sum(supervised_seconds.values())

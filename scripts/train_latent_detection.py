@@ -12,7 +12,8 @@ after non-maximum suppression (IoU 0.3):
 * ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed, started
                           from the latent 0-1 SVM's weights or from each image's mean window, the
                           start chosen per class on the validation folds like C (``--ap-init
-                          select``; ``zero_one`` or ``mean`` fixes it);
+                          select``), or in every fit the start of the lower final CCCP objective
+                          (``lowest_j``); ``zero_one`` or ``mean`` fixes it;
 * ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
 * ``whole_image``         the non-latent baseline: the whole image is the only window;
 * ``supervised_zero_one`` and ``supervised_ap_svm``: the fully supervised upper bound,
@@ -101,10 +102,11 @@ def parse_args(argv=None):
                         help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
                              "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
-    parser.add_argument("--ap-init", choices=("select", "zero_one", "mean"), default="select",
+    parser.add_argument("--ap-init", choices=("select", "lowest_j", "zero_one", "mean"), default="select",
                         help="CCCP start of the latent AP-SVM: 'zero_one' (the latent 0-1 SVM's weights at its "
-                             "validated C, same images and windows), 'mean' (each image's mean window), or "
-                             "'select' (default): the one with the better validation score, chosen with C")
+                             "validated C, same images and windows), 'mean' (each image's mean window), "
+                             "'select' (default): the one with the better validation score, chosen with C, or "
+                             "'lowest_j': every fit runs CCCP from both and keeps the lower final objective J")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
     args = setup(parser, argv)
     if args.resume and not args.out:
@@ -244,11 +246,11 @@ def run(args):
                       "the AP-SVM trained on the boxes", columns=tuple(next(iter(gap.values())))),
         format_table([{"class": name, **{key: f"{chosen[name][key]['C']:g} / {chosen[name][key]['scale']:g} / "
                                               f"{chosen[name][key]['min_area']:g}"
-                                              + (f" / {chosen[name][key]['init']}" if key == "latent_ap_svm" else "")
+                                              + (f" / {chosen[name][key]['start']}" if key == "latent_ap_svm" else "")
                                          for key in MODELS}}
                       for name in chosen], ["class", *MODELS],
-                     title=(f"C / geometry scale / min window area (latent AP-SVM: / CCCP start) chosen by "
-                            f"{args.cv_folds}-fold CV on the "
+                     title=(f"C / geometry scale / min window area (latent AP-SVM: / CCCP start of the final "
+                            f"fit) chosen by {args.cv_folds}-fold CV on the "
                             f"training images over {ranges} (latent and whole-image: validation "
                             f"{'detection AP' if args.select == 'detection' else 'image-level AP'}; "
                             "supervised: detection AP, min area 0)")),

@@ -68,6 +68,26 @@ def test_quick_run_on_embedded_scenes_writes_the_json(tmp_path):
     assert json.loads(out.read_text())["classes"] == result["classes"]
 
 
+def test_quick_run_keeps_the_start_of_the_lower_objective(tmp_path):
+    """--ap-init lowest_j: every fit of the latent AP-SVM runs CCCP from both starts and keeps the
+    one of lower final J; the chosen-settings table and the JSON name the start of the final fit."""
+    out = tmp_path / "result.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SCRIPT.parents[1]),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
+                           "--ap-init", "lowest_j", "--json", str(out), "--out", str(tmp_path / "work"), "-v"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    for name in result["classes"]:
+        ap = result["chosen"][name]["latent_ap_svm"]
+        assert ap["init"] == "lowest_j" and ap["start"] in ("mean", "zero_one")
+        assert f"{name} latent_ap_svm: C={ap['C']:g}" in proc.stderr
+        assert f"(start {ap['start']})" in proc.stderr
+    checkpoints = {p.name.rsplit("-", 1)[-1] for p in (tmp_path / "work" / "checkpoints").glob("*latent_ap_svm-C*")}
+    assert checkpoints == {"mean.npz", "zero_one.npz"}  # both starts were fitted
+
+
 def _script_module(name="train_latent_detection"):
     """The script, or one of its helper modules under scripts/ (``_detection_data``, ...)."""
     import importlib
