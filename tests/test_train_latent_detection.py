@@ -75,7 +75,8 @@ def test_quick_run_keeps_the_start_of_the_lower_objective(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SCRIPT.parents[1]),
                                                                      os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
-                           "--ap-init", "lowest_j", "--json", str(out), "--out", str(tmp_path / "work"), "-v"],
+                           "--ap-init", "lowest_j", "--C", "10,100", "--geometry-scale", "0",
+                           "--min-window-area", "0", "--json", str(out), "--out", str(tmp_path / "work"), "-v"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
