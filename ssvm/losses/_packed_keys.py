@@ -101,7 +101,7 @@ def sort_keys(keys):
 
 
 @njit(cache=True, inline="always")
-def _key_score(key, high, as_bits, as_float):
+def key_score(key, high, as_bits, as_float):
     """The score at the upper end of the interval a key's high bits pin (the image inverted, its
     truncated bits set): a non-increasing function of the key; ``as_float`` views ``as_bits``."""
     sign = np.uint64(1) << np.uint64(63)
@@ -117,7 +117,7 @@ def sort_score_keys(keys, shift):
     sorted by :func:`sort_keys` before).
 
     A key's bucket ⌊(s_top − s)·n / (s_top − s_bottom)⌋ comes from the score its high bits pin
-    (:func:`_key_score`), every rounding monotone, so it never falls as the key rises: the buckets
+    (:func:`key_score`), every rounding monotone, so it never falls as the key rises: the buckets
     are in key order and the result is exactly the keys sorted.  Scores spread over a few binades
     (as trained scores are) fill the buckets evenly, where the radix sort needs a pass per byte
     that differs; a cluster far from the rest lands in one bucket, sorted by :func:`sort_keys`."""
@@ -133,8 +133,8 @@ def sort_score_keys(keys, shift):
     for i in range(1, n):
         k_min = min(k_min, keys[i])
         k_max = max(k_max, keys[i])
-    s_top = _key_score(k_min, high, as_bits, as_float)
-    span = s_top - _key_score(k_max, high, as_bits, as_float)
+    s_top = key_score(k_min, high, as_bits, as_float)
+    span = s_top - key_score(k_max, high, as_bits, as_float)
     if not 0.0 < span < np.inf or not n / span < np.inf:  # one score, or a span past the floats
         sort_keys(keys)
         return
@@ -142,7 +142,7 @@ def sort_score_keys(keys, shift):
     bucket = np.empty(n, dtype=np.int32)
     ends = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
-        b = min(np.int64((s_top - _key_score(keys[i], high, as_bits, as_float)) * scale), n - 1)
+        b = min(np.int64((s_top - key_score(keys[i], high, as_bits, as_float)) * scale), n - 1)
         bucket[i] = b
         ends[b + 1] += 1
     largest = 0

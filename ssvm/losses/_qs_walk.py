@@ -45,7 +45,16 @@ import numpy as np
 from numba import njit
 
 from ._numerics import EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
-from ._packed_keys import CACHE_MAX_ENTRIES, batch_scratch, query_keys, repair_run, sort_score_keys, sorted_keys, unpack
+from ._packed_keys import (
+    CACHE_MAX_ENTRIES,
+    batch_scratch,
+    key_score,
+    query_keys,
+    repair_run,
+    sort_score_keys,
+    sorted_keys,
+    unpack,
+)
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
@@ -131,8 +140,8 @@ def _walk(neg, shift, scores, st, out):
     counts = out.counts
     sh = np.uint64(shift)
     low = (np.uint64(1) << sh) - np.uint64(1)
-    sign = np.uint64(1) << np.uint64(63)
-    buf = np.empty(2, dtype=np.uint64)
+    every_bit = ~np.uint64(0)
+    buf = np.empty(1, dtype=np.uint64)
     as_float = buf.view(np.float64)
     # NDCG's last tail certificate: its s_lo, order, first losing step, margin, growth bound
     cert_s, cert_j, cert_k, cert_m, cert_g = 0.0, 0, n_pos + 1, -1.0, 0.0
@@ -148,12 +157,8 @@ def _walk(neg, shift, scores, st, out):
             repair_run(neg, t, scores, shift)  # keys whose high bits tie: exact order first
             key = neg[t]
         i = np.int64(key & low)
-        k_hi = ~(key & ~low)  # ascending keys of the ends of the score's interval
-        k_lo = ~(key | low)
-        buf[0] = k_lo ^ sign if k_lo & sign else ~k_lo
-        buf[1] = k_hi ^ sign if k_hi & sign else ~k_hi
-        s_lo = as_float[0]
-        s_hi = as_float[1]
+        s_lo = key_score(key | low, every_bit, buf, as_float)  # the ends of the score's interval
+        s_hi = key_score(key, ~low, buf, as_float)
         j = t + 1
         if not (KEY_NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < KEY_HUGE):
             s_lo = s_hi = scores[i]  # a subnormal, infinite or NaN end: the exact score
