@@ -164,6 +164,11 @@ def _chosen(setting, scores, score_by):
 AP_INITS = {"select": ("zero_one", "mean"), "lowest_j": ("lowest_j",), "zero_one": ("zero_one",), "mean": ("mean",)}
 STARTS = ("mean", "zero_one")
 
+
+def concrete_starts(init):
+    """The CCCP starts a setting's ``init`` runs: both of ``STARTS`` for ``lowest_j``, else itself."""
+    return STARTS if init == "lowest_j" else (init,)
+
 LATENT_SPECS = {
     "latent_ap_svm": {"loss": "ap", "oracle": "qs"},
     "latent_ap_svm_yue": {"loss": "ap", "oracle": "yue"},
@@ -211,7 +216,7 @@ def train_class(name, y, split, args, work, keep):
         ``STARTS`` and the fit of the lower final J (a choice on the training images: the
         objective CCCP minimises, at one C and on the same windows). Returns the model and its start."""
         fits = []
-        for init in STARTS if setting.init == "lowest_j" else (setting.init,):
+        for init in concrete_starts(setting.init):
             at = setting._replace(init=init)
             tag = f"C{at.C:g}-g{at.scale:g}-a{at.min_area:g}-{init}"
             model = latent_model(key, at, checkpoint and checkpoint.with_name(f"{checkpoint.name}-{tag}.npz"),
@@ -233,7 +238,7 @@ def train_class(name, y, split, args, work, keep):
 
             X, offsets = bags(split, settings[0], fit_images, whole=key == "whole_image")
             paths = []
-            for init in STARTS if settings[0].init == "lowest_j" else (settings[0].init,):
+            for init in concrete_starts(settings[0].init):
                 at = settings[0]._replace(init=init)
                 model = latent_model(key, at, init=start(key, at, fit_images, y_fit, X, offsets))
                 with _warnings_as_log():
@@ -255,6 +260,8 @@ def train_class(name, y, split, args, work, keep):
     models, latent, seconds, started = {}, {}, {}, {}
     for key in LATENT_SPECS:
         setting = selection[key][0]
+        if key == "latent_ap_svm_yue":  # the twin runs CCCP from the start the QS model kept
+            setting = setting._replace(init=started["latent_ap_svm"])
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
         tic = time.perf_counter()
         model, started[key] = fit_latent(key, setting, images, y, X, offsets, work / "checkpoints" / f"{name}-{key}")
