@@ -42,6 +42,8 @@ def check_relevance(y, n_samples, name="y"):
     y = np.asarray(y)
     if y.dtype == bool and y.shape == (n_samples,):
         return y
+    if y.dtype.kind in "iu" and y.shape == (n_samples,):
+        return y > 0  # integers are finite: one comparison, no float copy
     return check_relevance_grades(y, n_samples, name=name) > 0
 
 
