@@ -130,6 +130,22 @@ def test_exp_label_noise_quick(tmp_path):
     assert pngs == ["label_noise.png"]
 
 
+def test_exp_latent_controlled_quick(tmp_path):
+    out, result, _ = run_script("exp_latent_controlled", tmp_path, plot=False)
+    assert "Latent AP-SVM vs latent 0-1 SVM on bags of digits" in out
+    runs = result["runs"]
+    assert [(r["K"], r["negatives"], r["digit"]) for r in runs] == [(3, "all", 0), (3, "all", 1)]
+    for run in runs:  # three digits per image, 40 positives: the models find the target digits
+        for name in ("zero_one", "ap", "ap_lowest_j"):
+            assert run[f"{name}_corloc"] > 0.8 and run[f"{name}_test_ap"] > 0.7
+        assert run["ap_C"] in (100.0, 1e4) and run["zero_one_C"] == 10.0 and run["ap_start"] == "mean"
+        assert run["ap_lowest_j_start"] in ("mean", "zero_one")
+        for name in ("zero_one_true", "ap_true"):  # the control on the target digits: no latent part
+            assert run[f"{name}_start"] == "true windows" and run[f"{name}_corloc"] == 1.0
+            assert run[f"{name}_test_ap"] > 0.7
+    assert "AP-SVM lowest J - 0-1 (ahead)" in out and "true windows: AP-SVM - 0-1 (ahead)" in out
+
+
 # ---------------------------------------------------------------- --plot without matplotlib
 COMMANDS = [[str(SCRIPTS / f"{name}.py")] for name in (
     "bench_oracles", "bench_training", "exp_label_noise", "exp_ranking_quality", "exp_timing",
@@ -184,6 +200,43 @@ def test_flip_labels_flips_exactly(scripts_on_path):
         assert (flipped != y).sum() == round(rate * 100)
     with pytest.raises(ValueError, match="noise rate"):
         flip_labels(y, 1.5, np.random.default_rng(3))
+
+
+def test_latent_controlled_images(scripts_on_path):
+    from exp_latent_controlled import make_images, window_ap
+
+    digits = np.repeat(np.arange(10), 12)
+    X = np.hstack([np.eye(10)[digits], np.arange(digits.size)[:, None]])  # row i: its digit, then i
+    bags, windows, y = make_images(X[:, None], digits, 4, 5, 7, 3, np.random.default_rng(0))
+    assert len(bags) == 12 and y.tolist() == [True] * 5 + [False] * 7
+    for bag, mask, label in zip(bags, windows, y):
+        assert bag.shape == (3, 11) and mask.sum() == label  # one target digit in a positive image
+        np.testing.assert_array_equal(mask, bag[:, 4] > 0.5)  # the mask marks the target's rows
+        assert len(set(bag[:, 10].tolist())) == 3  # three different digits
+    every = make_images(X[:, None], digits, 4, None, 0, 2, np.random.default_rng(0))[0]
+    assert len(every) == 12  # None: every target digit in its own image
+    assert window_ap(np.eye(11)[4], bags, windows) == 1.0
+    assert window_ap(-np.eye(11)[4], bags, windows) < 0.5
+    # with parts: a digit's windows stay together, only the whole target digit is the true window
+    parted = np.stack([X, 0.5 * X, 0.5 * X], axis=1)
+    bags, windows, y = make_images(parted, digits, 4, 5, 7, 3, np.random.default_rng(0))
+    for bag, mask, label in zip(bags, windows, y):
+        assert bag.shape == (9, 11) and mask.sum() == label
+        np.testing.assert_array_equal(mask, bag[:, 4] > 0.75)
+        np.testing.assert_array_equal(bag[1::3], 0.5 * bag[::3])
+
+
+def test_latent_controlled_digits_and_parts(scripts_on_path):
+    from exp_latent_controlled import digit_split, halves
+
+    assert sum(mask.sum() for mask in halves()) == 4 * 32 and all(mask.sum() == 32 for mask in halves())
+    (train, classes), (test, _) = digit_split(0)
+    (parted, same), _ = digit_split(0, parts=True)
+    assert train.shape == (1257, 1, 64) and test.shape == (540, 1, 64) and parted.shape == (1257, 5, 64)
+    np.testing.assert_array_equal(classes, same)
+    np.testing.assert_allclose(np.linalg.norm(parted, axis=2), 1.0)
+    np.testing.assert_array_equal(parted[:, 0], train[:, 0])  # the whole digit first, as without parts
+    assert np.all(np.abs(parted[:, 1] - parted[:, 2]).max(axis=1) > 0)  # top and bottom halves differ
 
 
 def test_quadratic_features_make_the_ball_linear(scripts_on_path):
