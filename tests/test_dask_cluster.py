@@ -155,6 +155,29 @@ def test_interrupted_fit_resumes_from_warm_start(client):
     assert abs(model.objective_ - full.objective_) <= 1e-3 * full.objective_
 
 
+@pytest.mark.parametrize("d", [6, 9000])  # w of 48 bytes goes inside each task, of 72 kB is scattered
+def test_submitted_rounds_equal_in_memory_planes(client, d):
+    from ssvm.problem import StructuredHinge
+    from ssvm.problem.dask_space import _INLINE_W_BYTES
+
+    X, y, qid = ranking_data(15, n_queries=12, d=d)
+    assert (8 * d > _INLINE_W_BYTES) == (d == 9000)
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(da.from_array(X, chunks=(60, d)), y, qid, oracle, block_bytes=1)
+        queries = [q for q in (np.flatnonzero(qid == v) for v in dict.fromkeys(qid)) if 0 < (y[q] > 0).sum() < q.size]
+        memory = StructuredHinge(X, y > 0, queries, oracle)
+    assert problem._client is client and problem.n_blocks > 2  # one submitted task per block
+    w = np.random.default_rng(1).standard_normal(d)
+    for _ in range(2):  # the same futures serve every round
+        got, want = problem.plane(w), memory.plane(w)
+        np.testing.assert_allclose(got.g, want.g, rtol=1e-10, atol=1e-12)
+        assert got.H == pytest.approx(want.H, rel=1e-10)
+    planes = problem.planes(w, [1, 4])
+    np.testing.assert_allclose(planes.G, memory.planes(w, [1, 4]).G, rtol=1e-10, atol=1e-12)
+
+
 def test_block_errors_raised_on_the_workers(client):
     X, y, qid = ranking_data(14, n_queries=20)
     X[-3, 1] = np.nan
