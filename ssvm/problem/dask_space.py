@@ -282,9 +282,9 @@ class DaskStructuredHinge(Problem):
         self.fused_oracle_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
         wait_for(persisted, X, *hinges)
-        # on a cluster, each round submits one task per block on the blocks' futures: a round then
-        # costs no graph (a dask.compute of delayed calls on the persisted blocks cost about 60 ms
-        # of client time a round, whatever the work)
+        # on a cluster, each round submits one task per block on the blocks' futures: no graph is
+        # built, optimised and shipped a round, as a dask.compute of delayed calls on the persisted
+        # blocks does (its client time is measured in docs/scaling.md)
         self._client = distributed_client() if persisted else None
         if self._client is not None:
             self._futures = list(zip(self._client.compute([x for x, _, _ in self._blocks]),
