@@ -158,10 +158,10 @@ def test_interrupted_fit_resumes_from_warm_start(client):
 @pytest.mark.parametrize("d", [6, 9000])  # w of 48 bytes goes inside each task, of 72 kB is scattered
 def test_submitted_rounds_equal_in_memory_planes(client, d):
     from ssvm.problem import StructuredHinge
-    from ssvm.problem.dask_space import _INLINE_W_BYTES
+    from ssvm.problem.dask_space import _INLINE_BYTES
 
     X, y, qid = ranking_data(15, n_queries=12, d=d)
-    assert (8 * d > _INLINE_W_BYTES) == (d == 9000)
+    assert (8 * d > _INLINE_BYTES) == (d == 9000)
     oracle = get_oracle("ap", "auto")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -176,6 +176,22 @@ def test_submitted_rounds_equal_in_memory_planes(client, d):
         assert got.H == pytest.approx(want.H, rel=1e-10)
     planes = problem.planes(w, [1, 4])
     np.testing.assert_allclose(planes.G, memory.planes(w, [1, 4]).G, rtol=1e-10, atol=1e-12)
+
+
+def _sums(pair, scale):
+    return float(pair[0].sum() * scale), float(pair[1].sum() * scale)
+
+
+def test_shareable_inlines_small_and_scatters_large_arguments(client):
+    from ssvm.problem.dask_space import shareable
+
+    small = (np.arange(10.0), np.ones(3))
+    assert shareable(client, small) is small and shareable(client, 2.0) == 2.0
+    large = (np.arange(9000.0), np.ones(9000))  # a tuple of 144 kB: one future of the whole tuple
+    shared = shareable(client, large)
+    assert isinstance(shared, distributed.Future)
+    assert client.gather([client.submit(_sums, shared, k, pure=False) for k in (1, 2)]) == [
+        (float(large[0].sum()), 9000.0), (2 * float(large[0].sum()), 18000.0)]
 
 
 def test_block_errors_raised_on_the_workers(client):

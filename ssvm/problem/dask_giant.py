@@ -45,7 +45,7 @@ from ._giant_blocks import (
     block_summary,
     block_zero_one,
 )
-from .dask_space import check_dask_features, distributed_client, joined_chunks, will_persist
+from .dask_space import check_dask_features, distributed_client, joined_chunks, shareable, will_persist
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
@@ -189,21 +189,33 @@ class DaskGiantHinge(Problem):
         self.n_queries, self.n_blocks = 1, len(self._blocks)
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
         self.n_oracle_calls = self.n_rounds = self.result_bytes = self.n_passes = 0
+        self._client = distributed_client() if on_cluster and will_persist(persist) else None
         if on_cluster:
             from distributed import futures_of, wait
 
             wait(futures_of([X, relevant]))
+        if self._client is not None:  # each pass submits its tasks on the blocks' futures (dask_space)
+            self._blocks = [(x_b, y_b, b) for (_, _, b), x_b, y_b in zip(
+                self._blocks, *(self._client.compute([blk[i] for blk in self._blocks]) for i in (0, 1)))]
 
     def _compute(self, task, per_block, *shared, keep=False):
         """``task(*args, *shared)`` for each block's ``args`` in ``per_block`` (one pass): the
         results, their bytes counted, or with ``keep`` the results left where they are (persisted
         on the workers) for the passes that follow."""
-        shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to a worker once
-        tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
         self.n_passes += 1
-        if keep:
-            return dask.persist(*tasks)
-        parts = dask.compute(*tasks)
+        if self._client is not None:
+            client = self._client
+            shared = [shareable(client, a) for a in shared]
+            futures = [client.submit(task, *args, *shared, pure=False) for args in per_block]
+            if keep:
+                return futures
+            parts = client.gather(futures)
+        else:
+            shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to a worker once
+            tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
+            if keep:
+                return dask.persist(*tasks)
+            parts = dask.compute(*tasks)
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
         return parts
 

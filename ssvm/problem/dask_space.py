@@ -43,7 +43,32 @@ __all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
 logger = logging.getLogger(__name__)
 
 
-_INLINE_W_BYTES = 1 << 16  # a larger w is scattered to the workers once a round, not sent per task
+_INLINE_BYTES = 1 << 16  # a larger argument shared by a round's tasks is scattered once, not sent per task
+
+
+def _payload_bytes(value):
+    """The bytes of an argument's arrays (a tuple's summed)."""
+    if isinstance(value, tuple):
+        return sum(_payload_bytes(v) for v in value)
+    return getattr(value, "nbytes", 0)
+
+
+def shareable(client, value):
+    """``value`` to pass to every task of a submitted round: itself when small, else a future of
+    it on every worker (scattered once).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    value : object
+
+    Returns
+    -------
+    object or distributed.Future
+    """
+    if _payload_bytes(value) <= _INLINE_BYTES:
+        return value
+    return client.scatter([value], broadcast=True, hash=False)[0]
 
 
 def distributed_client():
@@ -296,7 +321,7 @@ class DaskStructuredHinge(Problem):
         t0 = time.perf_counter()
         if self._client is not None:
             client = self._client
-            w_arg = w if w.nbytes <= _INLINE_W_BYTES else client.scatter(w, broadcast=True, hash=False)
+            w_arg = shareable(client, w)
             parts = client.gather([client.submit(task, *self._futures[k], w_arg, self.fit_intercept,
                                                  self._blocks[k][2], *args, pure=False)
                                    for k, args in per_block])
