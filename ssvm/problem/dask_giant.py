@@ -45,7 +45,14 @@ from ._giant_blocks import (
     block_summary,
     block_zero_one,
 )
-from .dask_space import check_dask_features, distributed_client, joined_chunks, shareable, will_persist
+from .dask_space import (
+    block_futures,
+    check_dask_features,
+    distributed_client,
+    joined_chunks,
+    shareable,
+    will_persist,
+)
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
@@ -194,9 +201,8 @@ class DaskGiantHinge(Problem):
             from distributed import futures_of, wait
 
             wait(futures_of([X, relevant]))
-        if self._client is not None:  # each pass submits its tasks on the blocks' futures (dask_space)
-            self._blocks = [(x_b, y_b, b) for (_, _, b), x_b, y_b in zip(
-                self._blocks, *(self._client.compute([blk[i] for blk in self._blocks]) for i in (0, 1)))]
+        if self._client is not None:  # each pass submits its tasks on the blocks' futures
+            self._blocks = block_futures(self._client, self._blocks)
 
     def _compute(self, task, per_block, *shared, keep=False):
         """``task(*args, *shared)`` for each block's ``args`` in ``per_block`` (one pass): the

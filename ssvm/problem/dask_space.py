@@ -71,6 +71,24 @@ def shareable(client, value):
     return client.scatter([value], broadcast=True, hash=False)[0]
 
 
+def block_futures(client, blocks):
+    """``blocks`` — ``(data, data, info)`` triples whose two data are delayed values of persisted
+    blocks — with those data as futures, so that a round can submit its tasks on them.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    blocks : list of tuple
+
+    Returns
+    -------
+    list of tuple
+    """
+    first = client.compute([a for a, _, _ in blocks])
+    second = client.compute([b for _, b, _ in blocks])
+    return [(a, b, info) for a, b, (_, _, info) in zip(first, second, blocks)]
+
+
 def distributed_client():
     """The ``dask.distributed`` client that ``dask.compute`` uses now, or None.
 
@@ -312,8 +330,7 @@ class DaskStructuredHinge(Problem):
         # blocks does (its client time is measured in docs/scaling.md)
         self._client = distributed_client() if persisted else None
         if self._client is not None:
-            self._futures = list(zip(self._client.compute([x for x, _, _ in self._blocks]),
-                                     self._client.compute([h for _, h, _ in self._blocks])))
+            self._blocks = block_futures(self._client, self._blocks)
 
     def _round(self, task, w, per_block):
         """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
@@ -322,7 +339,7 @@ class DaskStructuredHinge(Problem):
         if self._client is not None:
             client = self._client
             w_arg = shareable(client, w)
-            parts = client.gather([client.submit(task, *self._futures[k], w_arg, self.fit_intercept,
+            parts = client.gather([client.submit(task, *self._blocks[k][:2], w_arg, self.fit_intercept,
                                                  self._blocks[k][2], *args, pure=False)
                                    for k, args in per_block])
         else:
