@@ -151,8 +151,9 @@ def run_one(split, target, K, negatives, args, grids, rng, seed):
     C, out = {}, {}
     for fit, loss, fit_bags in fits.values():  # the 0-1 SVM's C before the AP-SVMs' (their start)
         C.update(choose_C(fit, grids[loss], fit_bags, bags, windows, y, seed))
+    final = {**fits, "ap": (single("ap", "ap"), "ap", bags), "ap_lowest_j": fits["ap"]}  # "ap": its path only
     for name in (*SUPERVISED, *MODELS):
-        fit, _, fit_bags = fits["ap" if name == "ap_lowest_j" else name]
+        fit, _, fit_bags = final[name]
         model = fit(fit_bags, y, (C[name],))[name][0]
         if name in SUPERVISED:  # trained on the target digits: CorLoc 1 by construction
             corloc, start = 1.0, "true windows"
