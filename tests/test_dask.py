@@ -522,20 +522,94 @@ def test_small_chunks_are_joined_into_fewer_tasks():
         DaskStructuredHinge(Xd, y, qid, oracle, block_bytes=-1)
 
 
-def test_default_block_bytes_two_persisted_blocks_per_thread_within_bounds():
+def test_default_block_bytes_up_to_the_chunk_size_or_1_gib_persisted():
     from ssvm.problem._dask_blocks import default_block_bytes
 
     mib = 1 << 20
     with dask.config.set({"array.chunk-size": "128MiB"}):
-        assert default_block_bytes(10 * mib, 2) == 128 * mib  # small X: dask's chunk size
-        assert default_block_bytes(1600 * mib, 2) == 400 * mib  # two blocks per thread
-        assert default_block_bytes(1600 * mib, 4) == 200 * mib
-        assert default_block_bytes(1 << 40, 2) == 1 << 30  # at most 1 GiB
+        assert default_block_bytes() == 1 << 30  # persisted (joined once): at most 1 GiB
         # read from their source every round (out of core), joined blocks are a copy every round
-        assert default_block_bytes(1600 * mib, 2, persisted=False) == 128 * mib
+        assert default_block_bytes(persisted=False) == 128 * mib
     with dask.config.set({"array.chunk-size": "2GiB"}):
-        assert default_block_bytes(1 << 40, 2) == 2 << 30  # a configured chunk size above the cap wins
-    assert default_block_bytes(1600 * mib, 2) == 0  # chunk size 0 (this module's fixture): kept as they are
+        assert default_block_bytes() == 2 << 30  # a configured chunk size above the cap wins
+    assert default_block_bytes() == default_block_bytes(False) == 0  # chunk size 0 (this module's fixture)
+
+
+def balanced_by_hand(n_rows, n_blocks, starts):
+    """Each cut at the allowed row nearest to k n / n_blocks (the lower one on a tie), by a loop."""
+    allowed = range(1, n_rows) if starts is None else [s for s in starts if s > 0]
+    cuts = set()
+    for k in range(1, n_blocks):
+        target = n_rows * k / n_blocks
+        best = None
+        for a in allowed:
+            if best is None or abs(a - target) < abs(best - target) or \
+                    (abs(a - target) == abs(best - target) and a < best):
+                best = a
+        if best is not None:
+            cuts.add(best)
+    bounds = sorted(cuts | {0, n_rows})
+    return tuple(b - a for a, b in zip(bounds, bounds[1:]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 9), st.one_of(st.none(), st.sets(st.integers(1, 299), max_size=30)),
+       st.booleans())
+def test_balanced_chunks_against_a_loop(n_rows, n_blocks, inner, odd):
+    from ssvm.problem._dask_blocks import balanced_chunks
+
+    starts = None if inner is None else [0] + sorted(s for s in inner if s < n_rows)
+    if odd and starts is None:  # without allowed rows a cut may fall at any row, e.g. 2.5 -> 2
+        n_rows += 1
+    got = balanced_chunks(n_rows, n_blocks, starts)
+    assert got == balanced_by_hand(n_rows, n_blocks, starts)
+    assert sum(got) == n_rows and min(got) > 0
+    if starts is not None:
+        assert set(np.cumsum(got)[:-1]) <= set(starts)  # cut only where a query starts
+    else:
+        assert len(got) == min(n_blocks, n_rows) and max(got) - min(got) <= 1
+
+
+def test_persisted_default_blocks_a_multiple_of_the_threads_within_the_cap(monkeypatch):
+    """Above the cap (1 GiB; here 1,000 bytes: 125 rows of 8 bytes), as many blocks as the threads
+    times the blocks each needs, of equal rows; not persisted, the chunks as they come, joined."""
+    from ssvm.problem import _dask_blocks
+    from ssvm.problem.dask_space import joined_chunks
+
+    monkeypatch.setattr(_dask_blocks, "_MAX_DEFAULT_BLOCK", 1000)
+    threads = dask.system.CPU_COUNT
+    with dask.config.set({"array.chunk-size": 8}):
+        got = joined_chunks((100,) * 10, 8, None, True)
+        assert len(got) == threads * -(-1000 // (threads * 125)) and max(got) - min(got) <= 1
+        assert max(got) <= 125
+        assert joined_chunks((100,) * 10, 8, None, False) == (100,) * 10  # 8 bytes: one row, kept
+
+
+def test_persisted_default_blocks_one_per_thread_of_equal_rows_between_queries():
+    """Persisted by default, the blocks are as many as the threads, of about equal rows, cut where a
+    query starts (here: chunks of 30 rows, queries of 1..30 rows): not the chunks joined as they
+    come, which may leave a thread a block more than another. The blocks as given (0) serve as the
+    reference plane."""
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(1, 31, size=60)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    n = qid.size
+    y = rng.random(n) < 0.3
+    X = rng.standard_normal((n, 4))
+    threads = dask.system.CPU_COUNT
+    oracle = get_oracle("ap", "auto")
+    with warnings.catch_warnings(), dask.config.set({"array.chunk-size": "128MiB"}):
+        warnings.simplefilter("ignore", UserWarning)
+        dsk = DaskStructuredHinge(da.from_array(X, chunks=(30, 4)), y, qid, oracle, persist=True)
+        kept = DaskStructuredHinge(da.from_array(X, chunks=(30, 4)), y, qid, oracle, persist=True, block_bytes=0)
+        small = DaskStructuredHinge(da.from_array(X, chunks=(10, 4)), y, qid, oracle, persist=True)
+    assert small.chunks == dsk.chunks  # chunks smaller than a query: no need to align them first
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    assert len(dsk.chunks) == threads and set(np.cumsum(dsk.chunks)[:-1]) <= set(starts)
+    assert max(dsk.chunks) - min(dsk.chunks) <= 2 * sizes.max()
+    w = rng.standard_normal(4)
+    for got, want in zip(dsk.plane(w), kept.plane(w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_block_task_runs_its_fused_round_on_one_numba_thread(monkeypatch):

@@ -25,8 +25,8 @@ import numpy as np
 from ._fused import FusedRound
 from .score_space import ScoreHinge
 
-__all__ = ["BlockQueries", "aligned_chunks", "block_hinge", "block_queries", "block_rows",
-           "default_block_bytes", "fused_round", "merged_chunks", "qid_runs", "task_threads"]
+__all__ = ["BlockQueries", "aligned_chunks", "balanced_chunks", "block_hinge", "block_queries", "block_rows",
+           "default_block_bytes", "fused_round", "merged_chunks", "qid_runs", "query_starts", "task_threads"]
 
 _FUSED = weakref.WeakKeyDictionary()  # a block's hinge -> (its X_b, the FusedRound or None)
 
@@ -75,6 +75,45 @@ def qid_runs(qid_b, n_rows, block):
     return values, starts
 
 
+def query_starts(runs, chunks):
+    """The first row of every query of the whole array, from its blocks' runs (client side).
+
+    Parameters
+    ----------
+    runs : list of (values, starts)
+        :func:`qid_runs` of each block, in order.
+    chunks : tuple of int
+        The blocks' sizes (all positive).
+
+    Returns
+    -------
+    values : ndarray
+        The queries' ids, in row order.
+    starts : ndarray of int
+        Their first rows (``starts[0] == 0``).
+
+    Raises
+    ------
+    ValueError
+        If a query's rows are not consecutive (it appears in two places).
+    """
+    bounds = np.concatenate(([0], np.cumsum(chunks)))
+    values = np.concatenate([v for v, _ in runs])
+    starts = np.concatenate([s + b for (_, s), b in zip(runs, bounds[:-1])])
+    first = np.cumsum([0] + [len(v) for v, _ in runs[:-1]])  # each block's first run
+    same = np.zeros(values.shape[0], dtype=bool)
+    same[first[1:]] = values[first[1:]] == values[first[1:] - 1]  # continues the last block's run
+    values, starts = values[~same], starts[~same]
+    unique, counts = np.unique(values, return_counts=True)
+    if unique.shape[0] < values.shape[0]:
+        k = int(np.argmax(counts > 1))
+        where = starts[values == unique[k]]
+        raise ValueError(f"the rows of query {_show(unique[k])} are not consecutive (they start at "
+                         f"rows {where[0]} and {where[1]}); with a dask X the rows of each query "
+                         "must be consecutive: sort them by qid first")
+    return values, starts
+
+
 def aligned_chunks(runs, chunks):
     """Row chunks whose boundaries are query boundaries (client side).
 
@@ -96,21 +135,9 @@ def aligned_chunks(runs, chunks):
         If a query's rows are not consecutive (it appears in two places), or a query does not
         fit in one block (the boundaries around it would meet).
     """
+    values, starts = query_starts(runs, chunks)
     bounds = np.concatenate(([0], np.cumsum(chunks)))
-    values = np.concatenate([v for v, _ in runs])
-    starts = np.concatenate([s + b for (_, s), b in zip(runs, bounds[:-1])])
-    first = np.cumsum([0] + [len(v) for v, _ in runs[:-1]])  # each block's first run
-    same = np.zeros(values.shape[0], dtype=bool)
-    same[first[1:]] = values[first[1:]] == values[first[1:] - 1]  # continues the last block's run
-    values, starts = values[~same], starts[~same]
     ends = np.append(starts[1:], bounds[-1])
-    unique, counts = np.unique(values, return_counts=True)
-    if unique.shape[0] < values.shape[0]:
-        k = int(np.argmax(counts > 1))
-        where = starts[values == unique[k]]
-        raise ValueError(f"the rows of query {_show(unique[k])} are not consecutive (they start at "
-                         f"rows {where[0]} and {where[1]}); with a dask X the rows of each query "
-                         "must be consecutive: sort them by qid first")
     j = np.searchsorted(starts, bounds[1:-1], side="right") - 1
     new = np.concatenate(([0], starts[j], [bounds[-1]]))
     tight = np.flatnonzero(np.diff(new) <= 0)
@@ -127,25 +154,19 @@ def aligned_chunks(runs, chunks):
     return tuple(int(n) for n in np.diff(new))
 
 
-_MAX_DEFAULT_BLOCK = 1 << 30  # the default joined block: at most 1 GiB of X (a task's memory out of core)
+_MAX_DEFAULT_BLOCK = 1 << 30  # the default persisted block: at most 1 GiB of X (a task's memory)
 
 
-def default_block_bytes(x_bytes, threads, persisted=True):
-    """The default size of a joined block.
+def default_block_bytes(persisted=True):
+    """The default size of the largest joined block.
 
-    Persisted blocks are joined once, when they are persisted: then about two blocks per worker
-    thread (the fewest tasks a round can have with every thread busy: a task costs the scheduler
-    and the client milliseconds whatever its size), between dask's ``array.chunk-size`` (128 MiB
-    unless configured) and 1 GiB. Blocks read from their source every round (not persisted: out
-    of core) are joined every round, a copy of their rows: then up to dask's chunk size only. 0
-    (no joining) when that chunk size is configured as 0.
+    Blocks read from their source every round (not persisted: out of core) are joined every round,
+    a copy of their rows: up to dask's ``array.chunk-size`` (128 MiB unless configured). Persisted
+    blocks are joined once: up to 1 GiB (or that chunk size, if larger), and of about equal rows
+    (:func:`balanced_chunks`). 0 (no joining) when the chunk size is configured as 0.
 
     Parameters
     ----------
-    x_bytes : int
-        Size of X.
-    threads : int
-        Worker threads.
     persisted : bool, default=True
         Whether the joined blocks are persisted.
 
@@ -156,14 +177,14 @@ def default_block_bytes(x_bytes, threads, persisted=True):
     low = dask.utils.parse_bytes(dask.config.get("array.chunk-size"))
     if low == 0 or not persisted:  # 0 configured: the blocks are kept as they are
         return low
-    return int(min(max(x_bytes // max(2 * threads, 1), low), max(low, _MAX_DEFAULT_BLOCK)))
+    return max(low, _MAX_DEFAULT_BLOCK)
 
 
-def block_rows(block_bytes, row_bytes, x_bytes=0, threads=1, persisted=True):
+def block_rows(block_bytes, row_bytes, persisted=True):
     """Rows of the largest joined block: ``block_bytes`` of X (int, or a string such as
     ``"512MiB"``); 0: no joining; None: :func:`default_block_bytes`."""
     if block_bytes is None:
-        block_bytes = default_block_bytes(x_bytes, threads, persisted)
+        block_bytes = default_block_bytes(persisted)
     if isinstance(block_bytes, str):
         block_bytes = dask.utils.parse_bytes(block_bytes)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
@@ -171,6 +192,42 @@ def block_rows(block_bytes, row_bytes, x_bytes=0, threads=1, persisted=True):
         raise ValueError(f"block_bytes must be a number of bytes >= 0 (or a string such as "
                          f"'128MiB'), got {block_bytes!r}")
     return max(1, int(block_bytes) // row_bytes)
+
+
+def balanced_chunks(n_rows, n_blocks, starts=None):
+    """``n_blocks`` blocks of about equal rows, cut at the allowed rows nearest to equal shares.
+
+    A round waits for its slowest worker: blocks of equal rows, as many as the worker threads
+    (or a multiple), keep every thread busy for the same time; the blocks joined from chunks as
+    they come (:func:`merged_chunks`) may leave one worker a block more than the other.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of X (at least 1).
+    n_blocks : int
+        Blocks wanted (at least 1).
+    starts : array-like of int, optional
+        Ascending rows where a block may start (the queries' first rows, ``starts[0] == 0``);
+        default: any row.
+
+    Returns
+    -------
+    tuple of int
+        The blocks' rows, all positive; fewer than ``n_blocks`` when there are fewer places to cut.
+    """
+    targets = n_rows * np.arange(1, n_blocks) / n_blocks
+    if starts is None:
+        cuts = np.ceil(targets - 0.5).astype(np.int64)  # the nearest row, the lower one on a tie
+    else:
+        inner = np.asarray(starts, dtype=np.int64)[1:]
+        if inner.size == 0:
+            return (int(n_rows),)
+        j = np.searchsorted(inner, targets)
+        below, above = inner[np.clip(j - 1, 0, inner.size - 1)], inner[np.clip(j, 0, inner.size - 1)]
+        cuts = np.where(targets - below <= above - targets, below, above)
+    bounds = np.unique(np.concatenate(([0], cuts, [n_rows])))
+    return tuple(int(n) for n in np.diff(bounds))
 
 
 def merged_chunks(chunks, max_rows, min_blocks):

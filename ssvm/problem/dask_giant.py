@@ -139,8 +139,9 @@ class DaskGiantHinge(Problem):
     block_bytes : int or str, optional
         Consecutive blocks of ``X`` are joined up to this size (any row boundary will do for one
         query): every selection pass is a round trip of one task per block, whatever its size.
-        Default and 0 as in :class:`~ssvm.problem.dask_space.DaskStructuredHinge`: about two
-        persisted blocks per worker thread, 128 MiB to 1 GiB each; 0 keeps the blocks as they are.
+        Default and 0 as in :class:`~ssvm.problem.dask_space.DaskStructuredHinge`: persisted,
+        one block per worker thread (or a multiple), of about equal rows, at most 1 GiB each; 0
+        keeps the blocks as they are.
 
     Attributes
     ----------

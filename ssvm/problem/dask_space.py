@@ -29,11 +29,14 @@ import numpy as np
 from .._queries import check_informative
 from ._dask_blocks import (
     aligned_chunks,
+    balanced_chunks,
     block_hinge,
     block_queries,
     block_rows,
+    default_block_bytes,
     merged_chunks,
     qid_runs,
+    query_starts,
 )
 from ._dask_tasks import block_plane, block_planes, query_counts
 from .protocol import Plane, Planes, Problem
@@ -201,28 +204,50 @@ def _threads():
     return sum(client.nthreads().values()) if client is not None else dask.system.CPU_COUNT
 
 
-def joined_chunks(chunks, row_bytes, block_bytes, persist):
-    """The blocks a dask problem trains on: consecutive ``chunks`` (row counts, all positive)
-    joined by :func:`~ssvm.problem._dask_blocks.merged_chunks` up to
+def joined_chunks(chunks, row_bytes, block_bytes, persist, runs=None):
+    """The blocks a dask problem trains on, from the chunks of ``X`` (and its queries' runs).
+
+    By default, when the blocks are persisted (joined once): as many blocks as worker threads (a
+    multiple of that when a block would exceed 1 GiB), of about equal rows, cut where a query
+    starts (:func:`~ssvm.problem._dask_blocks.balanced_chunks`) — the fewest tasks a round can
+    have with every thread busy for the same time (a task costs the scheduler and the client
+    milliseconds whatever its size). Otherwise the chunks aligned to whole queries
+    (:func:`~ssvm.problem._dask_blocks.aligned_chunks`) and joined by
+    :func:`~ssvm.problem._dask_blocks.merged_chunks` up to
     :func:`~ssvm.problem._dask_blocks.block_rows` rows, keeping a block per worker thread.
 
     Parameters
     ----------
     chunks : tuple of int
+        Row counts of the chunks of ``X``, all positive.
     row_bytes : int
         Bytes of a row of ``X``.
     block_bytes : int, str or None
         As the problems' parameter.
     persist : bool or None
-        As the problems' parameter (persisted blocks are joined into larger ones).
+        As the problems' parameter.
+    runs : list of (values, starts), optional
+        :func:`~ssvm.problem._dask_blocks.qid_runs` of every chunk; default: one query, a block
+        may start at any row.
 
     Returns
     -------
     tuple of int
+
+    Raises
+    ------
+    ValueError
+        As :func:`~ssvm.problem._dask_blocks.aligned_chunks`, for queries that are not
+        consecutive or, when the chunks are kept or joined, do not fit in a chunk.
     """
     threads = _threads()
-    rows = block_rows(block_bytes, row_bytes, sum(chunks) * row_bytes, threads, will_persist(persist))
-    return merged_chunks(chunks, rows, threads)
+    persisted = will_persist(persist)
+    rows = block_rows(block_bytes, row_bytes, persisted)
+    starts = None if runs is None else query_starts(runs, chunks)[1]
+    if block_bytes is None and persisted and default_block_bytes(persisted) > 0:
+        n = sum(chunks)
+        return balanced_chunks(n, threads * -(-n // (threads * rows)), starts)
+    return merged_chunks(chunks if runs is None else aligned_chunks(runs, chunks), rows, threads)
 
 
 class DaskStructuredHinge(Problem):
@@ -250,12 +275,11 @@ class DaskStructuredHinge(Problem):
     block_bytes : int or str, optional
         Consecutive blocks are joined up to this size of ``X`` per block (a task costs the
         scheduler and the client milliseconds whatever its size), keeping at least one block per
-        worker thread. Default: about two blocks per worker thread, at least dask's
-        ``array.chunk-size`` (128 MiB unless configured) and at most 1 GiB, when the blocks are
-        persisted (joined once); up to the chunk size when they are read from their source every
-        round (joined every round: a copy)
-        (:func:`~ssvm.problem._dask_blocks.default_block_bytes`). 0 keeps the blocks as they are
-        (aligned to whole queries).
+        worker thread. Default, when the blocks are persisted (joined once): one block per worker
+        thread (a multiple of that when a block would exceed 1 GiB), of about equal rows, cut
+        between queries; when they are read from their source every round (joined every round: a
+        copy), up to dask's ``array.chunk-size`` (128 MiB unless configured)
+        (:func:`joined_chunks`). 0 keeps the blocks as they are (aligned to whole queries).
 
     Attributes
     ----------
@@ -293,9 +317,9 @@ class DaskStructuredHinge(Problem):
         chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
         y, qid = _rows(y, "y", n, chunks), _rows(qid, "qid", n, chunks)
         row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
-        runs = dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
-                              for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))])
-        chunks = joined_chunks(aligned_chunks(list(runs), chunks), d * X.dtype.itemsize, block_bytes, persist)
+        runs = list(dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
+                                   for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))]))
+        chunks = joined_chunks(chunks, d * X.dtype.itemsize, block_bytes, persist, runs)
         if chunks != X.chunks[0]:
             logger.info("re-chunked X to whole queries: %d blocks", len(chunks))
             X, y, qid = X.rechunk({0: chunks}), y.rechunk((chunks,)), qid.rechunk((chunks,))
