@@ -75,7 +75,9 @@ def test_cluster_fit_equals_in_memory(client, dtype):
     with distributed.get_task_stream(client) as stream:
         mem, dsk = fit_both(X, y, qid, chunks=300)
     assert_same_fit(mem, dsk)
-    assert any(t["key"].startswith("block_plane") for t in stream.data if isinstance(t["key"], str))
+    keys = [t["key"] for t in stream.data if isinstance(t["key"], str)]
+    # the rounds are actor calls (no task each), the actors made once per block
+    assert any(k.startswith("BlockRounds") for k in keys) and not any(k.startswith("block_plane") for k in keys)
 
 
 def test_lost_worker_blocks_are_recomputed(client):
@@ -88,11 +90,18 @@ def test_lost_worker_blocks_are_recomputed(client):
     on = {w for keys in client.who_has(problem.X).values() for w in keys}
     assert len(on) == 2  # the blocks are spread over both workers
     kill_one_worker, killed = worker_killer(client)
-    result = SOLVERS["cutting_plane"](problem, 10.0, callback=kill_one_worker)
+    with distributed.get_task_stream(client) as stream:
+        result = SOLVERS["cutting_plane"](problem, 10.0, callback=kill_one_worker)
     assert killed and killed[0] not in workers(client)
     assert result.n_iter == reference.n_iter_
     np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-10)
     assert result.objective == pytest.approx(reference.objective_, rel=1e-10)
+    keys = [t["key"] for t in stream.data if isinstance(t["key"], str)]
+    # actors at round one; the round after the loss as tasks (recomputing the lost blocks); actors again
+    assert sum(k.startswith("block_plane") for k in keys) == problem.n_blocks
+    assert sum(k.startswith("BlockRounds") for k in keys) == 2 * problem.n_blocks
+    on = {actor._address for actor in problem._actors}  # remade where the blocks are now
+    assert on <= set(workers(client)) and killed[0] not in on
 
 
 def giant_data(seed, n=20_000):

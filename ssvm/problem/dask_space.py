@@ -1,6 +1,7 @@
 """The structured hinge over a dask array: one task per block of rows per round (docs/design.md §6).
 
-A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block: the
+A block of rows holds whole queries. Each round sends ``w`` out and runs one task per block (on a
+``dask.distributed`` cluster, a call of the block's actor, which skips the scheduler): the
 block's scores ``X_b w``, its score-space hinge (a :class:`~ssvm.problem.ScoreHinge` kept on the
 worker between rounds) and the transposed product ``X_bᵀ c_b`` — the block's share ``(H_b,
 offset_b, g_b)`` of the plane, ``d + 2`` numbers, by the fused round of :mod:`ssvm.problem._fused`
@@ -11,7 +12,8 @@ stopping rule, the history) is the in-memory code: a fit on a dask array follows
 the in-memory fit on the same data, up to the rounding of the sums.
 
 Under a ``dask.distributed`` client, ``X`` is persisted on the workers once; a worker that is lost
-has its blocks recomputed from their source by dask. Under dask's local schedulers ``X`` is not
+has its blocks recomputed from their source by dask (that round runs as tasks, and the actors are
+made again where the blocks are then). Under dask's local schedulers ``X`` is not
 persisted: every round reads its blocks from their source (out of core from a zarr store or a
 memory-mapped ``.npy``); call ``X.persist()`` first to hold them in memory.
 
@@ -38,7 +40,7 @@ from ._dask_blocks import (
     qid_runs,
     query_starts,
 )
-from ._dask_tasks import block_plane, block_planes, query_counts
+from ._dask_tasks import BlockRounds, block_plane, block_planes, query_counts
 from .protocol import Plane, Planes, Problem
 
 __all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
@@ -90,6 +92,34 @@ def block_futures(client, blocks):
     first = client.compute([a for a, _, _ in blocks])
     second = client.compute([b for _, b, _ in blocks])
     return [(a, b, info) for a, b, (_, _, info) in zip(first, second, blocks)]
+
+
+def block_actors(client, blocks, fit_intercept):
+    """A :class:`~ssvm.problem._dask_tasks.BlockRounds` actor per block, each on a worker that
+    holds the block's ``X_b``, or None if one cannot be made (a worker lost meanwhile).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    blocks : list of (Future, Future, (int, int))
+        The blocks' ``X_b`` and hinge futures, and their number and first row.
+    fit_intercept : bool
+
+    Returns
+    -------
+    list of distributed.Actor or None
+    """
+    try:
+        where = client.who_has([x for x, _, _ in blocks])
+        futures = [client.submit(BlockRounds, x, hinge, fit_intercept, info, actor=True, pure=False,
+                                 workers=list(where.get(x.key, ())) or None)
+                   for x, hinge, info in blocks]
+        return client.gather(futures)
+    except _LOST:
+        return None
+
+
+_LOST = (OSError, RuntimeError)  # an actor's worker lost: OSError, or RuntimeError("Worker holding Actor was lost")
 
 
 def distributed_client():
@@ -349,10 +379,12 @@ class DaskStructuredHinge(Problem):
         self.fused_oracle_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
         wait_for(persisted, X, *hinges)
-        # on a cluster, each round submits one task per block on the blocks' futures: no graph is
-        # built, optimised and shipped a round, as a dask.compute of delayed calls on the persisted
-        # blocks does (its client time is measured in docs/scaling.md)
+        # on a cluster, a round of planes calls each block's actor (BlockRounds), other rounds submit
+        # one task per block on the blocks' futures: no graph is built, optimised and shipped a
+        # round, as a dask.compute of delayed calls on the persisted blocks does, and an actor's call
+        # skips the scheduler (the client times are measured in docs/scaling.md)
         self._client = distributed_client() if persisted else None
+        self._actors = None  # made at the first round, remade at the next after a worker is lost
         if self._client is not None:
             self._blocks = block_futures(self._client, self._blocks)
 
@@ -360,19 +392,9 @@ class DaskStructuredHinge(Problem):
         """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
         ``per_block``; the results in that order, with the timers updated."""
         t0 = time.perf_counter()
-        if self._client is not None:
-            client = self._client
-            w_arg = shareable(client, w)
-            parts = client.gather([client.submit(task, *self._blocks[k][:2], w_arg, self.fit_intercept,
-                                                 self._blocks[k][2], *args, pure=False)
-                                   for k, args in per_block])
-        else:
-            w_key = dask.delayed(w)  # one key: dask moves w to each worker once
-            parts = dask.compute(*[
-                dask.delayed(task, pure=False)(*self._blocks[k][:2], w_key, self.fit_intercept,
-                                               self._blocks[k][2], *args)
-                for k, args in per_block
-            ])
+        parts = self._actor_round(w) if task is block_plane else None
+        if parts is None:
+            parts = self._task_round(task, w, per_block)
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
@@ -383,6 +405,39 @@ class DaskStructuredHinge(Problem):
         self.fused_oracle_seconds += fused_oracle
         self.n_oracle_calls += int(calls)
         return [p[:-1] for p in parts]
+
+    def _task_round(self, task, w, per_block):
+        """:meth:`_round`'s results by submitted tasks on a cluster, else by ``dask.compute``."""
+        if self._client is not None:
+            client = self._client
+            w_arg = shareable(client, w)
+            return client.gather([client.submit(task, *self._blocks[k][:2], w_arg, self.fit_intercept,
+                                                self._blocks[k][2], *args, pure=False)
+                                  for k, args in per_block])
+        w_key = dask.delayed(w)  # one key: dask moves w to each worker once
+        return dask.compute(*[dask.delayed(task, pure=False)(*self._blocks[k][:2], w_key, self.fit_intercept,
+                                                             self._blocks[k][2], *args)
+                              for k, args in per_block])
+
+    def _actor_round(self, w):
+        """The blocks' shares of the plane by their actors' calls (on a cluster, every block in the
+        round), or None: no cluster, or an actor's worker was lost (the round then runs as
+        submitted tasks, which dask recomputes, and the actors are remade at the next round)."""
+        if self._client is None:
+            return None
+        if self._actors is None:
+            self._actors = block_actors(self._client, self._blocks, self.fit_intercept)
+            if self._actors is None:
+                return None
+        try:
+            calls = [actor.plane(w) for actor in self._actors]
+            return [call.result() for call in calls]
+        except _LOST as error:
+            if isinstance(error, RuntimeError) and "Actor" not in str(error):
+                raise
+            logger.info("a worker holding a block's actor was lost (%s): the round runs as tasks", error)
+            self._actors = None
+            return None
 
     def plane(self, w):
         """:meth:`Problem.plane` by one task per block, the shares added in block order (float64).
