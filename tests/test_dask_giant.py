@@ -34,6 +34,26 @@ def test_count_at_or_before_against_comparisons(keys, queries):
     np.testing.assert_array_equal(count_at_or_before(ms, rows, qm, qr), want)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 80), st.sampled_from(["ties", "zeros", "huge", "tiny", "normal"]), st.integers(0, 2**31 - 1))
+def test_block_ranking_orders_negatives_as_a_stable_sort(n, family, seed):
+    """The block's negatives in the oracles' order, (-score, row) ascending (ties by row; -0.0
+    ties with 0.0), as a stable argsort of -score: its slow, obvious twin."""
+    rng = np.random.default_rng(seed)
+    s = {"ties": np.round(rng.standard_normal(n), 1), "zeros": rng.choice([0.0, -0.0, 1.0], n),
+         "huge": rng.choice([-1.0, 1.0], n) * 10.0 ** rng.integers(290, 308, n),
+         "tiny": rng.choice([-1.0, 1.0], n) * 10.0 ** -rng.integers(300, 320, n),
+         "normal": rng.standard_normal(n)}[family]
+    relevant = rng.random(n) < 0.3
+    ranking = BlockRanking(s, relevant, (2, 1000), 0.0)
+    neg = np.flatnonzero(~relevant)
+    want = neg[np.argsort(-s[neg], kind="stable")]
+    np.testing.assert_array_equal(ranking.neg_local, want)
+    np.testing.assert_array_equal(ranking.neg_rows, want + 1000)
+    np.testing.assert_array_equal(ranking.neg_ms, -s[want])
+    np.testing.assert_array_equal(ranking.pos_local, np.flatnonzero(relevant))
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 60), st.integers(0, 8), st.integers(1, 5), st.integers(0, 2**31 - 1))
 def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):

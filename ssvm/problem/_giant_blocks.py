@@ -22,6 +22,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ..losses._packed_keys import packed_order
 from ._dask_tasks import non_finite_error
 from .weight_space import LinearScores
 
@@ -64,10 +65,8 @@ class BlockRanking:
     def __init__(self, s, relevant, block, seconds):
         self.s, self.seconds = s, seconds
         self.number, self.row0 = block
-        neg = np.flatnonzero(~relevant)
-        order = np.argsort(-s[neg], kind="stable")  # ties by row, as the oracles break them
-        self.neg_local = neg[order]
-        self.neg_ms = np.ascontiguousarray(-s[self.neg_local])
+        _, _, neg_s, self.neg_local = packed_order(s, relevant)  # ties by row, as the oracles break them
+        self.neg_ms = -neg_s
         self.neg_rows = self.neg_local + self.row0
         self.pos_local = np.flatnonzero(relevant)
 
