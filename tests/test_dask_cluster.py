@@ -148,6 +148,27 @@ def test_giant_query_survives_a_lost_worker(client):
     np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-8)
 
 
+def test_gathered_passes_are_submitted_and_survive_a_lost_worker(client):
+    """DaskGatheredHinge on a cluster: each pass submits a task per block on the blocks' futures;
+    after a worker is lost its blocks are recomputed and the plane is the same."""
+    from ssvm.problem import StructuredHinge
+
+    X, y = giant_data(17, n=4_000)
+    oracle = get_oracle("precision_at_k", k=20)
+    problem = DaskGatheredHinge(da.from_array(X, chunks=(500, 4)), y, oracle)
+    memory = StructuredHinge(X, y, [np.arange(X.shape[0])], oracle)
+    assert problem._client is client
+    w = np.array([1.0, 0.3, -0.2, 0.1])
+    before = problem.plane(w)
+    for got, want in zip(before, memory.plane(w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    kill_one_worker, killed = worker_killer(client, at_iteration=0)
+    kill_one_worker({"iteration": 0})
+    assert killed and killed[0] not in workers(client)
+    for got, want in zip(problem.plane(w), before):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
 def test_interrupted_fit_resumes_from_warm_start(client):
     X, y, qid = ranking_data(13)
     Xd = da.from_array(X, chunks=(300, X.shape[1]))

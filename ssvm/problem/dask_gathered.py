@@ -20,7 +20,7 @@ import dask
 import numpy as np
 
 from ._dask_tasks import non_finite_error
-from .dask_space import check_dask_features, persist_data, wait_for
+from .dask_space import block_futures, check_dask_features, distributed_client, persist_data, shareable, wait_for
 from .protocol import Plane, Planes, Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
@@ -28,7 +28,7 @@ from .weight_space import LinearScores, check_features
 __all__ = ["DaskGatheredHinge"]
 
 
-def block_scores(X_b, w, fit_intercept, block):
+def block_scores(X_b, block, w, fit_intercept):
     """``X_b w`` of one block (float64), or a ValueError naming the block and the first bad row."""
     t0 = time.perf_counter()
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite scores are reported below
@@ -108,6 +108,11 @@ class DaskGatheredHinge(Problem):
         self._blocks = [(x_blocks[k], (int(k), int(bounds[k])), rows[owner == k] - bounds[k],
                          int(bounds[k + 1] - bounds[k])) for k in np.unique(owner)]
         wait_for(persisted, X)
+        # on a cluster, each pass submits one task per block on the blocks' futures (as the other
+        # dask problems' rounds): no graph is built, optimised and shipped a pass
+        self._client = distributed_client() if persisted else None
+        if self._client is not None:
+            self._blocks = block_futures(self._client, self._blocks, n_data=1)
         self._extra = LinearScores(extra, fit_intercept)
         self.X = X
         self.fit_intercept = bool(fit_intercept)
@@ -124,9 +129,17 @@ class DaskGatheredHinge(Problem):
     def n_oracle_calls(self):
         return self.score_hinge.n_oracle_calls
 
-    def _pass(self, task, per_block):
-        parts = dask.compute(*[dask.delayed(task, pure=False)(block[0], *args)
-                               for block, args in zip(self._blocks, per_block)])
+    def _pass(self, task, per_block, shared=()):
+        """``task(X_b, *args, *shared)`` for each block and its ``args`` in ``per_block``."""
+        if self._client is not None:
+            client = self._client
+            shared = [shareable(client, a) for a in shared]
+            parts = client.gather([client.submit(task, block[0], *args, *shared, pure=False)
+                                   for block, args in zip(self._blocks, per_block)])
+        else:
+            shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to each worker once
+            parts = dask.compute(*[dask.delayed(task, pure=False)(block[0], *args, *shared)
+                                   for block, args in zip(self._blocks, per_block)])
         self.matvec_seconds += sum(seconds for _, seconds in parts)
         return [value for value, _ in parts]
 
@@ -142,9 +155,8 @@ class DaskGatheredHinge(Problem):
         ndarray of float64, shape (m,)
         """
         w = self._check_w(w)
-        w_key = dask.delayed(w)  # one key: dask moves w to each worker once
-        parts = self._pass(block_scores, [(w_key, self.fit_intercept, block)
-                                          for _, block, _, _ in self._blocks])
+        parts = self._pass(block_scores, [(block,) for _, block, _, _ in self._blocks],
+                           (w, self.fit_intercept))
         t0 = time.perf_counter()
         extra = self._extra.scores(w)
         self.matvec_seconds += time.perf_counter() - t0

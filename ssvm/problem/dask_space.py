@@ -76,22 +76,22 @@ def shareable(client, value):
     return client.scatter([value], broadcast=True, hash=False)[0]
 
 
-def block_futures(client, blocks):
-    """``blocks`` — ``(data, data, info)`` triples whose two data are delayed values of persisted
-    blocks — with those data as futures, so that a round can submit its tasks on them.
+def block_futures(client, blocks, n_data=2):
+    """``blocks`` — tuples whose first ``n_data`` items are delayed values of persisted blocks —
+    with those items as futures, so that a round can submit its tasks on them.
 
     Parameters
     ----------
     client : distributed.Client
     blocks : list of tuple
+    n_data : int, default=2
 
     Returns
     -------
     list of tuple
     """
-    first = client.compute([a for a, _, _ in blocks])
-    second = client.compute([b for _, b, _ in blocks])
-    return [(a, b, info) for a, b, (_, _, info) in zip(first, second, blocks)]
+    columns = [client.compute([b[i] for b in blocks]) for i in range(n_data)]
+    return [(*data, *b[n_data:]) for data, b in zip(zip(*columns), blocks)]
 
 
 def block_actors(client, blocks, fit_intercept):
