@@ -251,8 +251,8 @@ def bench_giant(args, n, dtype, client, data, w):
     y = yd.compute() & sparse
     with client.as_current():
         Xp = Xd.persist()
-        problems = {"giant": DaskGiantHinge(Xp, y, oracle, persist=False),
-                    "gathered": DaskGatheredHinge(Xp, y, oracle, persist=False)}
+        # as a user would build them on a cluster (persist=None: X held there, the rounds submitted)
+        problems = {"giant": DaskGiantHinge(Xp, y, oracle), "gathered": DaskGatheredHinge(Xp, y, oracle)}
         rows, planes = [], {}
         for name, problem in problems.items():
             problem.plane(w)  # warm: the workers' kernels
