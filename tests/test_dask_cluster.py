@@ -185,8 +185,10 @@ def test_interrupted_fit_resumes_from_warm_start(client):
     assert abs(model.objective_ - full.objective_) <= 1e-3 * full.objective_
 
 
-@pytest.mark.parametrize("d", [6, 9000])  # w of 48 bytes goes inside each task, of 72 kB is scattered
-def test_submitted_rounds_equal_in_memory_planes(client, d):
+@pytest.mark.parametrize("d", [6, 9000])  # planes' w of 48 bytes goes inside each task, of 72 kB is scattered
+def test_cluster_rounds_equal_in_memory_planes(client, d):
+    """plane by the blocks' actors (w with each call), planes by submitted tasks on the blocks'
+    futures (w inline or scattered once)."""
     from ssvm.problem import StructuredHinge
     from ssvm.problem.dask_space import _INLINE_BYTES
 
@@ -198,9 +200,9 @@ def test_submitted_rounds_equal_in_memory_planes(client, d):
         problem = DaskStructuredHinge(da.from_array(X, chunks=(60, d)), y, qid, oracle, block_bytes=1)
         queries = [q for q in (np.flatnonzero(qid == v) for v in dict.fromkeys(qid)) if 0 < (y[q] > 0).sum() < q.size]
         memory = StructuredHinge(X, y > 0, queries, oracle)
-    assert problem._client is client and problem.n_blocks > 2  # one submitted task per block
+    assert problem._client is client and problem.n_blocks > 2  # one actor call or task per block
     w = np.random.default_rng(1).standard_normal(d)
-    for _ in range(2):  # the same futures serve every round
+    for _ in range(2):  # the same actors serve every round
         got, want = problem.plane(w), memory.plane(w)
         np.testing.assert_allclose(got.g, want.g, rtol=1e-10, atol=1e-12)
         assert got.H == pytest.approx(want.H, rel=1e-10)
