@@ -74,7 +74,7 @@ def _checked_scores(problem, w, block):
     return s
 
 
-def block_plane(X_b, hinge, w, fit_intercept, block):
+def block_plane(X_b, hinge, block, w, fit_intercept):
     """One block's share of the plane at ``w``: the task of a round.
 
     The fused round (:func:`~ssvm.problem._dask_blocks.fused_round`, one pass over ``X_b``, on
@@ -102,7 +102,7 @@ def block_plane(X_b, hinge, w, fit_intercept, block):
     return H, offset, g, _counters(problem, *spent) - before
 
 
-def block_planes(X_b, hinge, w, fit_intercept, block, queries):
+def block_planes(X_b, hinge, block, queries, w, fit_intercept):
     """Per-query planes ``(delta, G)`` of some of a block's queries (local numbers)."""
     problem = _block_problem(X_b, hinge, fit_intercept, block)
     before = _counters(problem)
@@ -140,4 +140,4 @@ class BlockRounds:
 
         X_b, hinge, fit_intercept, block = self._args
         return await asyncio.get_running_loop().run_in_executor(
-            get_worker().executors["default"], partial(block_plane, X_b, hinge, w, fit_intercept, block))
+            get_worker().executors["default"], partial(block_plane, X_b, hinge, block, w, fit_intercept))

@@ -16,11 +16,10 @@ no per-row data come to the client; this class serves the other losses and the l
 
 import time
 
-import dask
 import numpy as np
 
 from ._dask_tasks import non_finite_error
-from .dask_space import block_futures, check_dask_features, distributed_client, persist_data, shareable, wait_for
+from .dask_space import block_futures, block_pass, check_dask_features, distributed_client, persist_data, wait_for
 from .protocol import Plane, Planes, Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
@@ -131,15 +130,8 @@ class DaskGatheredHinge(Problem):
 
     def _pass(self, task, per_block, shared=()):
         """``task(X_b, *args, *shared)`` for each block and its ``args`` in ``per_block``."""
-        if self._client is not None:
-            client = self._client
-            shared = [shareable(client, a) for a in shared]
-            parts = client.gather([client.submit(task, block[0], *args, *shared, pure=False)
-                                   for block, args in zip(self._blocks, per_block)])
-        else:
-            shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to each worker once
-            parts = dask.compute(*[dask.delayed(task, pure=False)(block[0], *args, *shared)
-                                   for block, args in zip(self._blocks, per_block)])
+        parts = block_pass(self._client, task, [(block[0], *args) for block, args in zip(self._blocks, per_block)],
+                           shared)
         self.matvec_seconds += sum(seconds for _, seconds in parts)
         return [value for value, _ in parts]
 

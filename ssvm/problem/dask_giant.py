@@ -28,7 +28,6 @@ Other losses (precision@k, user oracles) use :class:`~ssvm.problem.dask_gathered
 import pickle
 import time
 
-import dask
 import dask.array as da
 import numpy as np
 from numba import njit
@@ -47,10 +46,10 @@ from ._giant_blocks import (
 )
 from .dask_space import (
     block_futures,
+    block_pass,
     check_dask_features,
     distributed_client,
     joined_chunks,
-    shareable,
     will_persist,
 )
 from .protocol import Plane, Planes, Problem
@@ -210,19 +209,9 @@ class DaskGiantHinge(Problem):
         results, their bytes counted, or with ``keep`` the results left where they are (persisted
         on the workers) for the passes that follow."""
         self.n_passes += 1
-        if self._client is not None:
-            client = self._client
-            shared = [shareable(client, a) for a in shared]
-            futures = [client.submit(task, *args, *shared, pure=False) for args in per_block]
-            if keep:
-                return futures
-            parts = client.gather(futures)
-        else:
-            shared = [dask.delayed(a) for a in shared]  # one key each: dask moves it to a worker once
-            tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
-            if keep:
-                return dask.persist(*tasks)
-            parts = dask.compute(*tasks)
+        parts = block_pass(self._client, task, per_block, shared, keep)
+        if keep:
+            return parts
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
         return parts
 

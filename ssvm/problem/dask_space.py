@@ -76,6 +76,35 @@ def shareable(client, value):
     return client.scatter([value], broadcast=True, hash=False)[0]
 
 
+def block_pass(client, task, per_block, shared=(), keep=False):
+    """One task per block, ``task(*args, *shared)`` for each ``args`` in ``per_block``: submitted on
+    a cluster (``client``; each shared argument inline or scattered once, :func:`shareable`), else
+    by ``dask.compute`` (each shared argument one key, moved to a worker once).
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+    task : callable
+    per_block : list of tuple
+    shared : tuple, default=()
+    keep : bool, default=False
+        Leave the results where they are (futures, or persisted delayed values) for the passes
+        that follow, instead of bringing them to the client.
+
+    Returns
+    -------
+    list or tuple
+        The results in the order of ``per_block`` (or, with ``keep``, where they are).
+    """
+    if client is not None:
+        shared = [shareable(client, a) for a in shared]
+        futures = [client.submit(task, *args, *shared, pure=False) for args in per_block]
+        return futures if keep else client.gather(futures)
+    shared = [dask.delayed(a) for a in shared]
+    tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
+    return dask.persist(*tasks) if keep else dask.compute(*tasks)
+
+
 def block_futures(client, blocks, n_data=2):
     """``blocks`` — tuples whose first ``n_data`` items are delayed values of persisted blocks —
     with those items as futures, so that a round can submit its tasks on them.
@@ -92,6 +121,9 @@ def block_futures(client, blocks, n_data=2):
     """
     columns = [client.compute([b[i] for b in blocks]) for i in range(n_data)]
     return [(*data, *b[n_data:]) for data, b in zip(zip(*columns), blocks)]
+
+
+_LOST = (OSError, RuntimeError)  # an actor's worker lost: OSError, or RuntimeError("Worker holding Actor was lost")
 
 
 def block_actors(client, blocks, fit_intercept):
@@ -117,9 +149,6 @@ def block_actors(client, blocks, fit_intercept):
         return client.gather(futures)
     except _LOST:
         return None
-
-
-_LOST = (OSError, RuntimeError)  # an actor's worker lost: OSError, or RuntimeError("Worker holding Actor was lost")
 
 
 def distributed_client():
@@ -273,9 +302,9 @@ def joined_chunks(chunks, row_bytes, block_bytes, persist, runs=None):
     threads = _threads()
     persisted = will_persist(persist)
     rows = block_rows(block_bytes, row_bytes, persisted)
-    starts = None if runs is None else query_starts(runs, chunks)[1]
     if block_bytes is None and persisted and default_block_bytes(persisted) > 0:
         n = sum(chunks)
+        starts = None if runs is None else query_starts(runs, chunks)[1]
         return balanced_chunks(n, threads * -(-n // (threads * rows)), starts)
     return merged_chunks(chunks if runs is None else aligned_chunks(runs, chunks), rows, threads)
 
@@ -389,12 +418,13 @@ class DaskStructuredHinge(Problem):
             self._blocks = block_futures(self._client, self._blocks)
 
     def _round(self, task, w, per_block):
-        """Run ``task(X_b, hinge_b, w, fit_intercept, block, *args)`` for ``(k, args)`` in
+        """Run ``task(X_b, hinge_b, block, *args, w, fit_intercept)`` for ``(k, args)`` in
         ``per_block``; the results in that order, with the timers updated."""
         t0 = time.perf_counter()
         parts = self._actor_round(w) if task is block_plane else None
         if parts is None:
-            parts = self._task_round(task, w, per_block)
+            parts = block_pass(self._client, task, [(*self._blocks[k], *args) for k, args in per_block],
+                               (w, self.fit_intercept))
         self.round_seconds += time.perf_counter() - t0
         self.n_rounds += 1
         self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
@@ -405,19 +435,6 @@ class DaskStructuredHinge(Problem):
         self.fused_oracle_seconds += fused_oracle
         self.n_oracle_calls += int(calls)
         return [p[:-1] for p in parts]
-
-    def _task_round(self, task, w, per_block):
-        """:meth:`_round`'s results by submitted tasks on a cluster, else by ``dask.compute``."""
-        if self._client is not None:
-            client = self._client
-            w_arg = shareable(client, w)
-            return client.gather([client.submit(task, *self._blocks[k][:2], w_arg, self.fit_intercept,
-                                                self._blocks[k][2], *args, pure=False)
-                                  for k, args in per_block])
-        w_key = dask.delayed(w)  # one key: dask moves w to each worker once
-        return dask.compute(*[dask.delayed(task, pure=False)(*self._blocks[k][:2], w_key, self.fit_intercept,
-                                                             self._blocks[k][2], *args)
-                              for k, args in per_block])
 
     def _actor_round(self, w):
         """The blocks' shares of the plane by their actors' calls (on a cluster, every block in the
