@@ -570,6 +570,33 @@ def test_balanced_chunks_against_a_loop(n_rows, n_blocks, inner, odd):
         assert len(got) == min(n_blocks, n_rows) and max(got) - min(got) <= 1
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=4), st.data())
+def test_block_homes_gives_every_thread_its_share_with_the_fewest_moves(threads, data):
+    """Each worker ends with at most its threads times ceil(blocks / threads) blocks; a block
+    moves only off a worker above that share or off a worker that is gone (None, "lost"), and no
+    fewer moves could do (each worker keeps min(its blocks, its share))."""
+    from ssvm.problem._dask_blocks import block_homes
+
+    nthreads = {f"w{i}": t for i, t in enumerate(threads)}
+    owners = data.draw(st.lists(st.sampled_from([*nthreads, None, "lost"]), min_size=1, max_size=12))
+    homes = block_homes(owners, nthreads)
+    share = -(-len(owners) // sum(threads))
+    assert set(homes) <= set(nthreads)
+    assert all(homes.count(w) <= t * share for w, t in nthreads.items())
+    kept = sum(min(owners.count(w), t * share) for w, t in nthreads.items())
+    assert sum(h == o for h, o in zip(homes, owners)) == kept
+    assert homes == block_homes(owners, dict(reversed(nthreads.items())))  # not the dict's order
+
+
+def test_block_homes_fills_the_emptiest_worker_first():
+    from ssvm.problem._dask_blocks import block_homes
+
+    assert block_homes(["a", "a", "a", "a"], {"a": 1, "b": 1}) == ["a", "a", "b", "b"]
+    assert block_homes(["a"] * 3, {"a": 1, "b": 2}) == ["a", "b", "b"]
+    assert block_homes([None, None, None], {"b": 1, "a": 1}) == ["a", "b", "a"]
+
+
 def test_persisted_default_blocks_a_multiple_of_the_threads_within_the_cap(monkeypatch):
     """Above the cap (1 GiB; here 1,000 bytes: 125 rows of 8 bytes), as many blocks as the threads
     times the blocks each needs, of equal rows; not persisted, the chunks as they come, joined."""

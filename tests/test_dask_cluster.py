@@ -10,6 +10,7 @@ import pickle
 import threading
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 import joblib  # noqa: E402
+from dask.core import flatten  # noqa: E402
 from sklearn.datasets import load_iris  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
@@ -41,6 +43,12 @@ def client():
                                   dashboard_address=None, env={"PYTHONPATH": path}) as cluster, \
             distributed.Client(cluster) as c:
         yield c
+
+
+@pytest.fixture(autouse=True)
+def both_workers(client):
+    """A worker killed by an earlier test is restarted by its nanny: wait until it is back."""
+    client.wait_for_workers(2, timeout=60)
 
 
 def _exit_soon():
@@ -102,6 +110,56 @@ def test_lost_worker_blocks_are_recomputed(client):
     assert sum(k.startswith("BlockRounds") for k in keys) == 2 * problem.n_blocks
     on = {actor._address for actor in problem._actors}  # remade where the blocks are now
     assert on <= set(workers(client)) and killed[0] not in on
+
+
+def on_one_worker(client, X, chunks):
+    """``X`` as a dask array persisted on the first worker only (as when its chunks were made
+    there: a loaded machine, a file only that worker reads)."""
+    Xd = client.persist(da.from_array(X, chunks=(chunks, X.shape[1])), workers=[workers(client)[0]],
+                        allow_other_workers=True)  # (recomputed elsewhere if that worker is lost)
+    distributed.wait(distributed.futures_of(Xd))
+    assert {w for keys in client.who_has(Xd).values() for w in keys} == {workers(client)[0]}
+    return Xd
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_blocks_made_on_one_worker_are_spread_over_both(client, kill):
+    """dask places a re-chunked block where its chunks are: all on one worker here, where a round
+    would use one of the two cores. The problem moves blocks until each worker holds its share;
+    the fit is the in-memory one, also when a worker holding a moved block is lost."""
+    X, y, qid = ranking_data(18, n_queries=80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem = DaskStructuredHinge(on_one_worker(client, X, 250), y, qid, get_oracle("ap", "auto"))
+        reference = RankSVM(C=10.0).fit(X, y, qid=qid)
+    assert problem.n_blocks == 2
+    where = client.who_has(problem.X)
+    assert sorted(w for keys in where.values() for w in keys) == workers(client)  # one block each
+    assert all(key[0].startswith("spread-") for key in where)  # the old blocks released
+    kill_one_worker, killed = worker_killer(client)
+    result = SOLVERS["cutting_plane"](problem, 10.0, callback=kill_one_worker if kill else None)
+    assert bool(killed) == kill
+    assert result.n_iter == reference.n_iter_
+    np.testing.assert_allclose(result.w, reference.coef_[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("Problem", [DaskGiantHinge, DaskGatheredHinge])
+def test_one_query_blocks_made_on_one_worker_are_spread_over_both(client, Problem):
+    """The giant query's blocks (and their labels, beside them) and the gathered problem's blocks
+    are spread as the structured problem's are."""
+    X, y = giant_data(19, n=8_000)
+    problem = Problem(on_one_worker(client, X, 1_000), y, get_oracle("ap", "auto"))
+    where = client.who_has(problem.X)
+    held = Counter(w for keys in where.values() for w in keys)
+    assert sorted(held) == workers(client) and max(held.values()) - min(held.values()) <= 1
+    if Problem is DaskGiantHinge:
+        labels = client.who_has(problem._relevant)
+        assert [labels[k] for k in flatten(problem._relevant.__dask_keys__())] == \
+            [where[k] for k in flatten(problem.X.__dask_keys__())]
+    mem = RankSVM(C=1.0).fit(X, y)
+    result = SOLVERS["cutting_plane"](problem, 1.0)
+    assert result.n_iter == mem.n_iter_
+    np.testing.assert_allclose(result.w, mem.coef_[0], rtol=1e-8, atol=1e-10)
 
 
 def giant_data(seed, n=20_000):

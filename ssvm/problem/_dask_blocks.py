@@ -25,8 +25,9 @@ import numpy as np
 from ._fused import FusedRound
 from .score_space import ScoreHinge
 
-__all__ = ["BlockQueries", "aligned_chunks", "balanced_chunks", "block_hinge", "block_queries", "block_rows",
-           "default_block_bytes", "fused_round", "merged_chunks", "qid_runs", "query_starts", "task_threads"]
+__all__ = ["BlockQueries", "aligned_chunks", "balanced_chunks", "block_hinge", "block_homes", "block_queries",
+           "block_rows", "default_block_bytes", "fused_round", "merged_chunks", "qid_runs", "query_starts",
+           "task_threads"]
 
 _FUSED = weakref.WeakKeyDictionary()  # a block's hinge -> (its X_b, the FusedRound or None)
 
@@ -258,6 +259,41 @@ def merged_chunks(chunks, max_rows, min_blocks):
         else:
             out.append(size)
     return tuple(int(n) for n in out)
+
+
+def block_homes(owners, nthreads):
+    """Where each persisted block should live so that every worker thread has its share: a
+    block stays on its worker while that worker holds fewer than its share, the others move to
+    the workers furthest below theirs (the fewest moves).
+
+    dask places a persisted block where its inputs were computed, which can be one worker for
+    all of them (a loaded machine, inputs made on one worker); a round would then run on that
+    worker's threads only.
+
+    Parameters
+    ----------
+    owners : list of str or None
+        The worker holding each block (None: unknown or lost).
+    nthreads : dict of str to int
+        Each worker's threads.
+
+    Returns
+    -------
+    list of str
+        Each block's worker; a worker with ``t`` threads holds at most
+        ``t * ceil(n_blocks / total threads)`` blocks.
+    """
+    per_thread = -(-len(owners) // max(1, sum(nthreads.values())))
+    room = {w: t * per_thread for w, t in sorted(nthreads.items())}
+    homes = [None] * len(owners)
+    for k, w in enumerate(owners):
+        if room.get(w, 0) > 0:
+            homes[k], room[w] = w, room[w] - 1
+    for k in range(len(owners)):
+        if homes[k] is None:
+            w = max(room, key=room.get)  # the first of the emptiest, in address order
+            homes[k], room[w] = w, room[w] - 1
+    return homes
 
 
 class BlockQueries:

@@ -50,6 +50,7 @@ from .dask_space import (
     check_dask_features,
     distributed_client,
     joined_chunks,
+    spread_blocks,
     will_persist,
 )
 from .protocol import Plane, Planes, Problem
@@ -184,6 +185,8 @@ class DaskGiantHinge(Problem):
             X = X.persist()
         if on_cluster:  # sent once, not with every round's graph
             relevant = relevant.persist()
+        if on_cluster and will_persist(persist):  # a block's rows and labels on one worker
+            X, relevant = spread_blocks(distributed_client(), X, relevant)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
         self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
             zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]

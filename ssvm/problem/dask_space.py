@@ -33,6 +33,7 @@ from ._dask_blocks import (
     aligned_chunks,
     balanced_chunks,
     block_hinge,
+    block_homes,
     block_queries,
     block_rows,
     default_block_bytes,
@@ -187,7 +188,61 @@ def persist_data(X, persist):
     X : dask.array.Array
     persisted : bool
     """
-    return (X.persist(), True) if will_persist(persist) else (X, False)
+    if not will_persist(persist):
+        return X, False
+    X = X.persist()
+    client = distributed_client()
+    return (X if client is None else spread_blocks(client, X)[0]), True
+
+
+def _same(x):
+    return x
+
+
+def spread_blocks(client, *arrays):
+    """Persisted dask ``arrays`` with the same row blocks, block ``k`` of each moved to the worker
+    that :func:`~ssvm.problem._dask_blocks.block_homes` gives block ``k`` of the first, so that
+    every worker thread holds its share of the rows (waits until they are there).
+
+    The blocks of an array with any block to move are tasks on the old blocks (which are then
+    released): a worker lost later has its blocks recomputed from the source, as any persisted
+    block's.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    *arrays : dask.array.Array
+        Persisted on ``client``'s workers, chunked along rows only.
+
+    Returns
+    -------
+    list of dask.array.Array
+        Each array itself when none of its blocks moved, else an array of the moved blocks.
+    """
+    from dask.core import flatten
+    from distributed import futures_of, wait
+
+    blocks = []
+    for a in arrays:
+        by_key = {f.key: f for f in futures_of(a)}
+        blocks.append([by_key[k] for k in flatten(a.__dask_keys__())])
+    wait([f for fs in blocks for f in fs])
+    where = client.who_has([f for fs in blocks for f in fs])
+    homes = block_homes([next(iter(where.get(f.key, ())), None) for f in blocks[0]], client.nthreads())
+    out = []
+    for a, fs in zip(arrays, blocks):
+        if all(home in where.get(f.key, ()) for f, home in zip(fs, homes)):
+            out.append(a)
+            continue
+        # every block under a new name (the ones in place stay: a task on their worker), so that
+        # the array's keys are its blocks' keys, as a persisted array's are
+        name = "spread-" + a.name
+        keys = [(name, *key[1:]) for key in flatten(a.__dask_keys__())]
+        moved = [client.submit(_same, f, key=key, workers=[home], allow_other_workers=True)
+                 for f, key, home in zip(fs, keys, homes)]
+        wait(moved)
+        out.append(da.Array(dict(zip(keys, moved)), name, a.chunks, dtype=a.dtype, meta=a._meta))
+    return out
 
 
 def wait_for(persisted, *collections):
