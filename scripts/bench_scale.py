@@ -13,8 +13,10 @@ trains on the same numbers and no set-up holds two copies of X:
 * ``zarr on disk`` (not by default): X written to an uncompressed zarr store, read back block by
   block every round (threaded scheduler, not persisted).
 
-The dask problems join the generated chunks into fewer, larger blocks (their default: about two
-per worker thread, 128 MiB to 1 GiB of X each); ``tasks/round`` shows how many.
+On the cluster (persisted) the dask problems re-cut the generated chunks into blocks of equal rows,
+one per worker thread (a multiple past 1 GiB of X each), spread over the workers; under the
+threaded scheduler (not persisted) they join them up to dask's ``array.chunk-size``;
+``tasks/round`` shows how many.
 
 Each set-up runs the cutting plane (OCAS, the default) to the relative gap ``--tol`` and reports
 the rounds to tolerance, the median seconds per round over the solver's rounds and
