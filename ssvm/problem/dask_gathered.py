@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ._dask_tasks import non_finite_error
-from .dask_space import block_futures, block_pass, check_dask_features, distributed_client, persist_data, wait_for
+from .dask_space import block_futures, block_pass, check_dask_features, distributed_client, persist_data
 from .protocol import Plane, Planes, Problem
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
@@ -106,7 +106,6 @@ class DaskGatheredHinge(Problem):
         # (block, (number, first row), its rows in the problem (local), its number of rows)
         self._blocks = [(x_blocks[k], (int(k), int(bounds[k])), rows[owner == k] - bounds[k],
                          int(bounds[k + 1] - bounds[k])) for k in np.unique(owner)]
-        wait_for(persisted, X)
         # on a cluster, each pass submits one task per block on the blocks' futures (as the other
         # dask problems' rounds): no graph is built, optimised and shipped a pass
         self._client = distributed_client() if persisted else None

@@ -51,6 +51,7 @@ from .dask_space import (
     distributed_client,
     joined_chunks,
     spread_blocks,
+    wait_for,
     will_persist,
 )
 from .protocol import Plane, Planes, Problem
@@ -180,13 +181,15 @@ class DaskGiantHinge(Problem):
         if not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         relevant = da.from_array(y, chunks=(X.chunks[0],))
-        on_cluster = distributed_client() is not None
-        if will_persist(persist):
+        client, persisted = distributed_client(), will_persist(persist)
+        if persisted:
             X = X.persist()
-        if on_cluster:  # sent once, not with every round's graph
+        if client is not None:  # sent once, not with every round's graph
             relevant = relevant.persist()
-        if on_cluster and will_persist(persist):  # a block's rows and labels on one worker
-            X, relevant = spread_blocks(distributed_client(), X, relevant)
+        if client is not None and persisted:  # a block's rows and labels on one worker (waits)
+            X, relevant = spread_blocks(client, X, relevant)
+        else:
+            wait_for(client is not None, relevant)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
         self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
             zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]
@@ -199,11 +202,7 @@ class DaskGiantHinge(Problem):
         self.n_queries, self.n_blocks = 1, len(self._blocks)
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
         self.n_oracle_calls = self.n_rounds = self.result_bytes = self.n_passes = 0
-        self._client = distributed_client() if on_cluster and will_persist(persist) else None
-        if on_cluster:
-            from distributed import futures_of, wait
-
-            wait(futures_of([X, relevant]))
+        self._client = client if persisted else None
         if self._client is not None:  # each pass submits its tasks on the blocks' futures
             self._blocks = block_futures(self._client, self._blocks)
 

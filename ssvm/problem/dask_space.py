@@ -176,7 +176,8 @@ def will_persist(persist):
 
 def persist_data(X, persist):
     """``(X, persisted)``: ``X`` persisted once (on a cluster's workers, else in this process) if
-    ``persist`` is True, or if it is None and a ``dask.distributed`` client is up.
+    ``persist`` is True, or if it is None and a ``dask.distributed`` client is up. On a cluster
+    its blocks are spread over the workers (:func:`spread_blocks`) and in their memory on return.
 
     Parameters
     ----------
@@ -226,8 +227,9 @@ def spread_blocks(client, *arrays):
     for a in arrays:
         by_key = {f.key: f for f in futures_of(a)}
         blocks.append([by_key[k] for k in flatten(a.__dask_keys__())])
-    wait([f for fs in blocks for f in fs])
-    where = client.who_has([f for fs in blocks for f in fs])
+    every = [f for fs in blocks for f in fs]
+    wait(every)
+    where = client.who_has(every)
     homes = block_homes([next(iter(where.get(f.key, ())), None) for f in blocks[0]], client.nthreads())
     out = []
     for a, fs in zip(arrays, blocks):
@@ -462,7 +464,7 @@ class DaskStructuredHinge(Problem):
         self.matvec_seconds = self.oracle_seconds = self.round_seconds = self.fused_seconds = 0.0
         self.fused_oracle_seconds = 0.0
         self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
-        wait_for(persisted, X, *hinges)
+        wait_for(persisted, *hinges)  # (X is: persist_data)
         # on a cluster, a round of planes calls each block's actor (BlockRounds), other rounds submit
         # one task per block on the blocks' futures: no graph is built, optimised and shipped a
         # round, as a dask.compute of delayed calls on the persisted blocks does, and an actor's call
