@@ -1,7 +1,8 @@
 """The floor of a training round (docs/design.md §11), measured: shared by bench_training and bench_oracles.
 
 * :func:`round_rows`: one cutting-plane round (``StructuredHinge.plane``) fused and two-pass against
-  ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads;
+  ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads, and the round's
+  compute floor (:func:`in_cache_ns_per_row`);
 * :func:`oracle_row_rows`: oracle ns per row, many small queries (``Oracle.batch``) against one query
   of 10^6 rows;
 * :func:`one_pass_seconds`: the floor itself, the faster of two ways to read X once for ``X @ w``
@@ -17,6 +18,7 @@ import numpy as np
 
 ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
 ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
+IN_CACHE_BYTES = 4 << 20  # X of the in-cache round: in L3, and one chunk (the calling thread, see _fused)
 
 
 def simd_sort():
@@ -105,6 +107,7 @@ def _round_cells(data, rng, repeats, threads):
     fused = StructuredHinge(X, y, queries, get_oracle("ap"))
     plain = StructuredHinge(X, y, queries, get_oracle("ap"), fused=False)
     w = rng.normal(size=X.shape[1]) * 0.1
+    in_cache = in_cache_ns_per_row(X, y, queries, w, repeats)
     rows = []
     for n_threads in threads:
         one = one_pass_seconds(X, w, repeats, n_threads)
@@ -112,13 +115,37 @@ def _round_cells(data, rng, repeats, threads):
         numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
         t_fused = median_seconds(lambda: fused.plane(w), repeats)
         t_plain = median_seconds(lambda: plain.plane(w), repeats)
+        floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
         rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "threads": n_threads,
                      "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
                      "one pass ms": 1e3 * t_xw, "pass by": one["by"],
                      "fused round ms": 1e3 * t_fused, "fused / pass": t_fused / t_xw,
                      "two-pass round ms": 1e3 * t_plain, "two-pass / pass": t_plain / t_xw,
+                     "in-cache ns/row": in_cache, "compute floor / pass": floor / t_xw,
                      "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})
     return rows
+
+
+def in_cache_ns_per_row(X, y, queries, w, repeats):
+    """CPU ns per row of one thread's fused round (AP) on the first whole queries of ``X`` that fit
+    in ``IN_CACHE_BYTES``, run again and again: the round's compute (scores, oracles, ``Xᵀ c``)
+    with X in the cache, not in memory. That cost, times N, over the threads, is the round's compute
+    floor: no prefetch or overlap of memory can take a round below it."""
+    from ssvm.losses import get_oracle
+    from ssvm.problem import StructuredHinge
+
+    fit = IN_CACHE_BYTES // (X.shape[1] * X.itemsize)
+    head = [q for q in queries if q[-1] < fit] or queries[:1]  # whole queries; at least one
+    n = head[-1][-1] + 1
+    small = StructuredHinge(X[:n], y[:n], head, get_oracle("ap"))
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        small.plane(w)
+        seconds = median_seconds(lambda: [small.plane(w) for _ in range(10)], repeats, clock=time.thread_time)
+    finally:
+        numba.set_num_threads(before)
+    return 1e9 * seconds / 10 / n
 
 
 def _stack(sizes, frac_pos, rng):

@@ -23,8 +23,10 @@ N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
 
 The floor of a round (docs/design.md §11, ``--round-sizes``): one round (``StructuredHinge.plane``,
 AP, queries of 1,000 rows, 5% relevant) fused and two-pass against ONE ``X @ w`` in the same run,
-float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), and the
-oracles' ns per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
+float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), with the
+round's compute floor (the CPU ns per row of a round over the first 4 MB of X, which stay in the
+cache, times N over the threads: what no overlap of memory and work can beat), and the oracles' ns
+per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
 With the fused round the products and oracles run together; the oracles are timed inside it (the
 split's "oracle %"), and "fused %" is the rest of the fused round: its products and loop.
 ``--rounds-only`` prints only these two tables.
@@ -307,7 +309,8 @@ def floor_of_a_round(args, rng):
     tables = [] if not rounds else [
         format_table(rounds, floatfmt={"numpy X@w ms": ".1f", "ssvm X@w ms": ".1f", "one pass ms": ".1f",
                                        "fused round ms": ".1f", "fused / pass": ".2f",
-                                       "two-pass round ms": ".1f", "two-pass / pass": ".2f"},
+                                       "two-pass round ms": ".1f", "two-pass / pass": ".2f",
+                                       "in-cache ns/row": ".1f", "compute floor / pass": ".2f"},
                      title=f"One cutting-plane round (AP, queries of 1000 rows, 5% relevant) against ONE pass over X "
                            f"(the faster X @ w at that thread count: numpy's BLAS or ssvm's product), "
                            f"median of {args.round_repeats}; load average {load}; {_floor.simd_sort()}")]

@@ -68,6 +68,10 @@ def test_bench_training_quick(tmp_path):
     cells = {(r["X"], r["threads"]) for r in result["rounds"]}
     assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
     assert all(r["fused round ms"] > 0 and r["fused / pass"] > 0 for r in result["rounds"])
+    for r in result["rounds"]:  # the compute floor: the in-cache work of every row, over the threads
+        floor_ms = 1e-6 * r["in-cache ns/row"] * r["N"] / r["threads"]
+        assert r["in-cache ns/row"] > 0
+        assert r["compute floor / pass"] == pytest.approx(floor_ms / r["one pass ms"])
     assert [r["loss"] for r in result["oracle_ns_per_row"]] == ["ap", "ndcg", "precision_at_k", "zero_one"]
     for r in result["rounds"]:  # the floor is the faster of the two passes, and says which
         assert r["one pass ms"] == min(r[f"{k} X@w ms"] for k in ("numpy", "ssvm"))
