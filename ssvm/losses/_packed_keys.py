@@ -12,7 +12,9 @@ Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES
 import threading
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 __all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "sorted_keys", "packed_order",
            "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys"]
@@ -100,14 +102,25 @@ def sort_keys(keys):
             keys[i] = src[i]
 
 
+@intrinsic
+def _as_float(typingctx, bits):
+    """The float64 whose bits are the uint64 ``bits`` (a register move: no memory)."""
+    if bits != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.uint64), codegen
+
+
 @njit(cache=True, inline="always")
-def key_score(key, high, as_bits, as_float):
+def key_score(key, high):
     """The score at the upper end of the interval a key's high bits pin (the image inverted, its
-    truncated bits set): a non-increasing function of the key; ``as_float`` views ``as_bits``."""
+    truncated bits set): a non-increasing function of the key."""
     sign = np.uint64(1) << np.uint64(63)
     t = ~(key & high)
-    as_bits[0] = t ^ sign if t & sign else ~t
-    return as_float[0]
+    return _as_float(t ^ sign if t & sign else ~t)
 
 
 @njit(cache=True)
@@ -126,15 +139,13 @@ def sort_score_keys(keys, shift):
         _insertion_sort(keys)
         return
     high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
-    as_bits = np.empty(1, dtype=np.uint64)
-    as_float = as_bits.view(np.float64)
     k_min = keys[0]
     k_max = keys[0]
     for i in range(1, n):
         k_min = min(k_min, keys[i])
         k_max = max(k_max, keys[i])
-    s_top = key_score(k_min, high, as_bits, as_float)
-    span = s_top - key_score(k_max, high, as_bits, as_float)
+    s_top = key_score(k_min, high)
+    span = s_top - key_score(k_max, high)
     if not 0.0 < span < np.inf or not n / span < np.inf:  # one score, or a span past the floats
         sort_keys(keys)
         return
@@ -142,7 +153,7 @@ def sort_score_keys(keys, shift):
     bucket = np.empty(n, dtype=np.int32)
     ends = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
-        b = min(np.int64((s_top - key_score(keys[i], high, as_bits, as_float)) * scale), n - 1)
+        b = min(np.int64((s_top - key_score(keys[i], high)) * scale), n - 1)
         bucket[i] = b
         ends[b + 1] += 1
     largest = 0

@@ -141,11 +141,10 @@ def _walk(neg, shift, scores, st, out):
     sh = np.uint64(shift)
     low = (np.uint64(1) << sh) - np.uint64(1)
     every_bit = ~np.uint64(0)
-    buf = np.empty(1, dtype=np.uint64)
-    as_float = buf.view(np.float64)
     # NDCG's last tail certificate: its s_lo, order, first losing step, margin, growth bound
     cert_s, cert_j, cert_k, cert_m, cert_g = 0.0, 0, n_pos + 1, -1.0, 0.0
     runs = np.empty(((neg.size + 1) // 2, 4), dtype=np.int64)  # runs are separated: at most half
+    run_o, run_n = 1, 0  # certified negatives at rank run_o not yet added to counts (one add a run)
     top = n_pos + 1
     r = 1  # a lower bound of the next opt (Observation 4)
     n_runs = 0
@@ -157,8 +156,8 @@ def _walk(neg, shift, scores, st, out):
             repair_run(neg, t, scores, shift)  # keys whose high bits tie: exact order first
             key = neg[t]
         i = np.int64(key & low)
-        s_lo = key_score(key | low, every_bit, buf, as_float)  # the ends of the score's interval
-        s_hi = key_score(key, ~low, buf, as_float)
+        s_lo = key_score(key | low, every_bit)  # the ends of the score's interval
+        s_hi = key_score(key, ~low)
         j = t + 1
         if not (KEY_NORMAL < min(abs(s_lo), abs(s_hi)) and max(abs(s_lo), abs(s_hi)) < KEY_HUGE):
             s_lo = s_hi = scores[i]  # a subnormal, infinite or NaN end: the exact score
@@ -197,7 +196,10 @@ def _walk(neg, shift, scores, st, out):
                     cert_g = (2.0 * abs(lt[o + j + 1] - 2.0 * lt[o + j] + lt[o + j - 1])
                               + GROWTH_ROUNDING * EPS * lt[o + j - 1]) * scale
         if status == CERTIFIED:
-            counts[o - 1] += 1
+            if o != run_o:
+                counts[run_o - 1] += run_n
+                run_o, run_n = o, 0
+            run_n += 1
             c[i] = (top - o) * inv
             if prev_open:
                 runs[n_runs - 1, 3] = o
@@ -210,6 +212,7 @@ def _walk(neg, shift, scores, st, out):
             runs[n_runs - 1, 1] = t + 1
         prev_open = status != CERTIFIED
         r = o
+    counts[run_o - 1] += run_n
     return runs[:n_runs]
 
 
