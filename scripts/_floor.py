@@ -145,7 +145,7 @@ def in_cache_ns_per_row(X, y, queries, w, repeats):
         seconds = median_seconds(lambda: [small.plane(w) for _ in range(10)], repeats, clock=time.thread_time)
     finally:
         numba.set_num_threads(before)
-    return 1e9 * seconds / 10 / n
+    return 1e9 * seconds / 10 / sum(q.size for q in head)  # per row of the queries (a dropped query's are not)
 
 
 def _stack(sizes, frac_pos, rng):
