@@ -18,7 +18,6 @@ import numpy as np
 
 ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
 ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
-IN_CACHE_BYTES = 4 << 20  # X of the in-cache round: in L3, and one chunk (the calling thread, see _fused)
 
 
 def simd_sort():
@@ -128,13 +127,15 @@ def _round_cells(data, rng, repeats, threads):
 
 def in_cache_ns_per_row(X, y, queries, w, repeats):
     """CPU ns per row of one thread's fused round (AP) on the first whole queries of ``X`` that fit
-    in ``IN_CACHE_BYTES``, run again and again: the round's compute (scores, oracles, ``Xᵀ c``)
-    with X in the cache, not in memory. That cost, times N, over the threads, is the round's compute
-    floor: no prefetch or overlap of memory can take a round below it."""
+    in the fused round's one-chunk size (``_fused._PARALLEL_BYTES``, 4 MB), run again and again:
+    the round's compute (scores, oracles, ``Xᵀ c``) with X in the cache, not in memory. That cost,
+    times N, over the threads, is the round's compute floor: no prefetch or overlap of memory can
+    take a round below it."""
     from ssvm.losses import get_oracle
     from ssvm.problem import StructuredHinge
+    from ssvm.problem._fused import _PARALLEL_BYTES
 
-    fit = IN_CACHE_BYTES // (X.shape[1] * X.itemsize)
+    fit = _PARALLEL_BYTES // (X.shape[1] * X.itemsize)  # in L3, and one chunk: the fused loop in this thread
     head = [q for q in queries if q[-1] < fit] or queries[:1]  # whole queries; at least one
     n = head[-1][-1] + 1
     small = StructuredHinge(X[:n], y[:n], head, get_oracle("ap"))
