@@ -133,7 +133,7 @@ def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
             n_neg += 1 - above
         sp, pos_ids = unpack(pos[:n_pos], s_sorted, shift)
         builtin_table(KIND_NDCG_LOG2, n_pos, table)
-        counts = _walk_core(s_sorted, sp, pos_ids, neg[:n_neg], shift, KIND_NDCG_LOG2, table, lt, c_t[:n])
+        counts = _walk_core(s_sorted, sp, pos_ids, neg[:n_neg], n_neg, shift, KIND_NDCG_LOG2, table, lt, c_t[:n])
         delta += alpha[k] * builtin_value(KIND_NDCG_LOG2, counts)
         for t in range(n):
             c_sorted[t] += alpha[k] * c_t[t]

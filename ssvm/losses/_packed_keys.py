@@ -16,8 +16,9 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "sorted_keys", "packed_order",
-           "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys"]
+__all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "packed_keys", "sorted_keys",
+           "packed_order", "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys",
+           "bucket_keys", "key_bucket", "sort_buckets"]
 
 #: the key buffer and the walk's 1/log2 table are kept for queries of up to this many samples (2^24: 128 MiB each)
 CACHE_MAX_ENTRIES = 1 << 24
@@ -127,19 +128,31 @@ def key_score(key, high):
 @njit(cache=True)
 def sort_score_keys(keys, shift):
     """:func:`sort_keys` for packed score keys (:func:`_key`, ``shift`` index bits): one bucket pass
-    by score first, ``_BUCKETS_PER_KEY`` buckets a key, then one insertion sort (a bucket of more
-    than 32 keys sorted by :func:`sort_keys` before).  With four buckets a key few buckets hold two
-    keys, so the insertion sort rarely moves one (and rarely mispredicts a compare).
-
-    A key's bucket ⌊(s_top − s)·n / (s_top − s_bottom)⌋ comes from the score its high bits pin
-    (:func:`key_score`), every rounding monotone, so it never falls as the key rises: the buckets
-    are in key order and the result is exactly the keys sorted.  Scores spread over a few binades
-    (as trained scores are) fill the buckets evenly, where the radix sort needs a pass per byte
-    that differs; a cluster far from the rest lands in one bucket, sorted by :func:`sort_keys`."""
-    n = keys.size
-    if n <= _INSERTION_MAX:
+    by score first, ``_BUCKETS_PER_KEY`` buckets a key (:func:`bucket_keys`), then one insertion
+    sort (:func:`sort_buckets`).  With four buckets a key few buckets hold two keys, so the
+    insertion sort rarely moves one (and rarely mispredicts a compare)."""
+    if keys.size <= _INSERTION_MAX:
         _insertion_sort(keys)
         return
+    buckets = bucket_keys(keys, shift)
+    sort_buckets(keys, keys.size, buckets)
+
+
+@njit(cache=True)
+def bucket_keys(keys, shift):
+    """The bucket pass of :func:`sort_score_keys`: moves more than ``_INSERTION_MAX`` keys into
+    buckets in key order, ``_BUCKETS_PER_KEY`` buckets a key, and returns ``(ends, s_top, scale,
+    largest)``: bucket b ends at ``ends[b]``, a key's bucket is :func:`key_bucket`, the largest
+    holds ``largest`` keys.  When the scores cannot be bucketed (one score, or a span past the
+    floats) the keys are sorted and there is one bucket.
+
+    A key's bucket ⌊(s_top − s)·m / (s_top − s_bottom)⌋ (m buckets) comes from the score its high
+    bits pin (:func:`key_score`), every rounding monotone, so it never falls as the key rises: the
+    buckets are in key order, and keys in different buckets have different high bits.  Scores
+    spread over a few binades (as trained scores are) fill the buckets evenly, where the radix sort
+    needs a pass per byte that differs; a cluster far from the rest lands in one bucket, sorted by
+    :func:`sort_keys`."""
+    n = keys.size
     high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
     k_min = keys[0]
     k_max = keys[0]
@@ -151,12 +164,12 @@ def sort_score_keys(keys, shift):
     m = _BUCKETS_PER_KEY * n
     if not 0.0 < span < np.inf or not m / span < np.inf:  # one score, or a span past the floats
         sort_keys(keys)
-        return
+        return np.full(1, n, dtype=np.int32), s_top, 0.0, 0
     scale = m / span
     bucket = np.empty(n, dtype=np.int32)
     ends = np.zeros(m + 1, dtype=np.int32)
     for i in range(n):
-        b = min(np.int64((s_top - key_score(keys[i], high)) * scale), m - 1)
+        b = key_bucket(keys[i], high, s_top, scale, m)
         bucket[i] = b
         ends[b + 1] += 1
     largest = 0
@@ -168,13 +181,30 @@ def sort_score_keys(keys, shift):
         b = bucket[i]
         keys[ends[b]] = src[i]
         ends[b] += 1
+    return ends[:m], s_top, scale, largest
+
+
+@njit(cache=True, inline="always")
+def key_bucket(key, high, s_top, scale, m):
+    """The bucket of a key in :func:`bucket_keys` (``m`` buckets)."""
+    return min(np.int64((s_top - key_score(key, high)) * scale), m - 1)
+
+
+@njit(cache=True)
+def sort_buckets(keys, n, buckets):
+    """Sort the first ``n`` keys after :func:`bucket_keys` (``buckets``, what it returned), ``n`` at
+    the end of a bucket: a bucket of more than ``_INSERTION_MAX`` keys by :func:`sort_keys`, then one
+    insertion sort (a key never moves past its bucket's start)."""
+    ends, _, _, largest = buckets
     if largest > _INSERTION_MAX:
         start = 0
-        for b in range(m):
+        for b in range(ends.size):
+            if ends[b] > n:
+                break
             if ends[b] - start > _INSERTION_MAX:
                 sort_keys(keys[start:ends[b]])
             start = ends[b]
-    _insertion_sort(keys)  # within the buckets: a key never moves past its bucket's start
+    _insertion_sort(keys[:n])
 
 
 @njit(cache=True)
@@ -307,9 +337,9 @@ def positive_keys(scores, y, n_pos, buf):
     return pos, shift
 
 
-def sorted_keys(scores, y, n_pos):
-    """Packed keys of the positives, in exact (−score, index) order, and of the negatives, sorted by
-    key (runs of tied high bits still by index: the walk repairs them as it meets them)."""
+def packed_keys(scores, y, n_pos):
+    """Packed keys of the positives, in exact (−score, index) order, and of the negatives, not
+    sorted, and the index bits (numpy sorts the positives)."""
     if scores.size > _MAX_SAMPLES:
         raise ValueError(f"a query of {scores.size} samples is too large for the packed keys "
                          f"(at most {_MAX_SAMPLES}); use oracle='yue' or 'chakrabarti'")
@@ -319,10 +349,16 @@ def sorted_keys(scores, y, n_pos):
     neg = buf[n_pos + 1:scores.size + 2]
     _pack(scores.view(np.uint64), y, shift, pos, neg)
     pos = pos[:-1]
-    neg = neg[:-1]
     pos.sort()
-    neg.sort()
     repair(pos, scores, shift)
+    return pos, neg[:-1], shift
+
+
+def sorted_keys(scores, y, n_pos):
+    """:func:`packed_keys` with the negatives sorted by key (runs of tied high bits still by index:
+    the walk repairs them as it meets them)."""
+    pos, neg, shift = packed_keys(scores, y, n_pos)
+    neg.sort()
     return pos, neg, shift
 
 

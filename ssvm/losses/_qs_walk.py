@@ -7,6 +7,9 @@ cache misses, not arithmetic.  Here instead:
    order-preserving image of −score and whose low bits are the index, and numpy sorts the
    positives' and the negatives' keys (its SIMD sort: a third of an argsort's time).  Keys whose
    high bits tie (scores equal or a few ulps apart) are put in exact (−score, index) order after.
+   For AP, the negatives certified to rank below every positive (at a trained w, most of them) are
+   set aside before the sort (:mod:`._qs_bottom`): their coefficient is 0, and the walk is told
+   how many there are.
 2. **One walk.**  Going down the negatives in order j = 1..N, opt_j never decreases (Observation
    4), so each negative's scan starts at the previous opt.  The scan also stops at its first
    losing step k0, with a certificate that no later step f_j(k+1) − f_j(k) = (sp[k] − s)·2/(PN) +
@@ -49,12 +52,13 @@ from ._packed_keys import (
     CACHE_MAX_ENTRIES,
     batch_scratch,
     key_score,
+    packed_keys,
     query_keys,
     repair_run,
     sort_score_keys,
-    sorted_keys,
     unpack,
 )
+from ._qs_bottom import sort_above_bottom, split_bottom
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
@@ -237,18 +241,22 @@ def _close(runs, neg, shift, scores, obj, out):
 
 
 @njit(cache=True)
-def _walk_core(scores, sp, pos_ids, neg, shift, kind, table, lt, c):
+def _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c):
     """The walk of one query (positives already sorted, negative keys sorted by key): fills ``c``,
-    returns the ± pattern."""
+    returns the ± pattern.  ``neg`` holds the first negatives in order; the other ``n_neg −
+    neg.size`` rank below every positive (set aside by :func:`~._qs_bottom.split_bottom`, their
+    ``c`` written)."""
     n_pos = sp.size
-    inv = 2.0 / (n_pos * neg.size)
-    scale = table[0] if kind == KIND_NDCG_LOG2 else 0.0
-    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
-    tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv,
-                     scale if kind == KIND_NDCG_LOG2 else 1.0 / n_pos)
+    inv = 2.0 / (n_pos * n_neg)
     out = Result(c, np.zeros(n_pos + 1, dtype=np.int64))
-    runs = _walk(neg, shift, scores, Steps(sp, inv, n_pos, tol, kind, lt, scale), out)
-    _close(runs, neg, shift, scores, Objective(sp, inv, kind, table, n_pos), out)
+    out.counts[n_pos] = n_neg - neg.size
+    if neg.size:
+        scale = table[0] if kind == KIND_NDCG_LOG2 else 0.0
+        low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+        tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv,
+                         scale if kind == KIND_NDCG_LOG2 else 1.0 / n_pos)
+        runs = _walk(neg, shift, scores, Steps(sp, inv, n_pos, tol, kind, lt, scale), out)
+        _close(runs, neg, shift, scores, Objective(sp, inv, kind, table, n_pos), out)
     positive_coefficients(c, out.counts, pos_ids, n_pos, inv)
     return out.counts
 
@@ -304,10 +312,14 @@ def walk_oracle_core(scores, y, n_pos, c, kind, table):
     if kind not in (KIND_AP, KIND_NDCG_LOG2):
         raise ValueError("the walk serves AP and NDCG (log2) only")
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    pos, neg, shift = sorted_keys(scores, y, n_pos)
+    pos, neg, shift = packed_keys(scores, y, n_pos)
     sp, pos_ids = unpack(pos, scores, shift)
+    n_neg = neg.size
+    if kind == KIND_AP:
+        neg = neg[:split_bottom(neg, shift, sp, n_neg, scores, c)]
+    neg.sort()
     lt = inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
-    return _walk_core(scores, sp, pos_ids, neg, shift, kind, np.asarray(table, dtype=np.float64), lt, c)
+    return _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, np.asarray(table, dtype=np.float64), lt, c)
 
 
 @njit(cache=True)
@@ -315,15 +327,20 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
     """The walk on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP or NDCG (log2): exactly :func:`walk_oracle_core` on each, with Δ by
     :func:`builtin_value`; ``lt`` is the 1/log2 table for the largest query (NDCG).  The keys are
-    sorted by :func:`sort_score_keys` (numpy's sort would cost a call per query)."""
+    sorted by :func:`sort_score_keys` (numpy's sort would cost a call per query); for AP by
+    :func:`~._qs_bottom.sort_above_bottom`, which sets aside the negatives that rank last."""
     buf, table = batch_scratch(starts, ends)
     for k in range(starts.size):
         a = starts[k]
         b = ends[k]
         s = scores[a:b]
         pos, neg, shift = query_keys(s, y[a:b], n_pos[k], buf)
-        sort_score_keys(neg, shift)
         sp, pos_ids = unpack(pos, s, shift)
+        n_neg = neg.size
+        if kind == KIND_AP:
+            neg = neg[:sort_above_bottom(neg, shift, s, sp, n_neg, c_all[a:b])]
+        else:
+            sort_score_keys(neg, shift)
         builtin_table(kind, n_pos[k], table)
-        counts = _walk_core(s, sp, pos_ids, neg, shift, kind, table, lt, c_all[a:b])
+        counts = _walk_core(s, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c_all[a:b])
         delta[k] = builtin_value(kind, counts)

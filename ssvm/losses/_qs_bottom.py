@@ -1,0 +1,187 @@
+"""AP's negatives certified to rank below every positive, set aside before the walk's sort.
+
+At a trained w most negatives score well below the positives, and the AP-optimal ranking puts them
+after the last positive (opt_j = P + 1, coefficient 0): the walk would sort them only to find that.
+Here a bound finds most of them and takes them out of the negatives' keys, so the sort and the walk
+see only the rest.
+
+The certificate.  The walk's step for the j-th negative (score s) after k positives is
+f_j(k+1) − f_j(k) = (sp[k−1] − s)·inv + d_j(k) with d_j(k) = −k / (P (k+j−1)(k+j)), and
+:func:`~._rank_kernels.best_rank` returns P + 1 when every computed step is ≥ 0.  A computed step
+never falls as s falls or as j rises (every rounding is monotone, and (k+j−1)(k+j) rises with j).
+So if, at a score θ and an order j0, every computed step k = 1..P is ≥ 0, every negative with
+s ≤ θ and order ≥ j0 gets P + 1, bit for bit as best_rank gives it.
+
+The cut.  One query (:func:`split_bottom`, before numpy's sort): the negatives below the lowest
+positive are binned by score (``_BINS`` bins between it and the lowest negative; a bin is a
+non-increasing function of the score).  Setting aside the bins from b on, θ is the largest score in
+them and j0 − 1 the number of negatives above them; the certificate only gets easier as b grows, so
+a bisection finds the first b for which it holds.  Many small queries (:func:`sort_above_bottom`,
+inside the batch's loop): the same bisection over the bucket sort's own buckets, at no extra pass.
+
+The set-aside is skipped when under 1/16 of the negatives lie below the lowest positive (it would
+save less than its passes cost; for a large query, judged first on 64 keys spread over it), and in
+the batch when the last 1/16 of the keys cannot be set aside.  The walk's result is the same with
+the set-aside negatives or without them: the others' orders are unchanged, and the walk is exact on
+any first part of the negatives whose full count N it is told (its ``inv`` = 2 / (P N)).
+"""
+
+import numpy as np
+from numba import njit
+
+from ._packed_keys import _INSERTION_MAX, bucket_keys, key_bucket, sort_buckets, sort_score_keys
+from ._rank_kernels import loss_step
+from .rank_losses import KIND_AP
+
+__all__ = ["split_bottom", "sort_above_bottom", "steps_hold"]
+
+_MIN_SHARE = 16  # set negatives aside only when at least 1/16 of them lie below the lowest positive
+_BINS = 64  # score bins below the lowest positive, for the cut
+_SAMPLE = 64  # split_bottom looks at this many keys before its passes
+
+
+@njit(cache=True)
+def steps_hold(sp, theta, j0, inv):
+    """Whether every computed step k = 1..P at score ``theta`` and order ``j0`` is >= 0: then every
+    negative with score <= ``theta`` and order >= ``j0`` ranks below every positive (AP).
+
+    ``sp``: the positives' scores in decreasing order; ``inv`` = 2 / (P N)."""
+    n_pos = sp.size
+    for k in range(n_pos, 0, -1):  # a failing check usually fails at the last positive: first
+        if not (sp[k - 1] - theta) * inv + loss_step(KIND_AP, sp, n_pos, k, j0) >= 0.0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def split_bottom(neg, shift, sp, n_neg, scores, c):
+    """Move the negatives' keys (unsorted) certified to rank below every positive (AP, see the
+    module) out of the front of ``neg`` and return how many keys are left at the front (``neg.size``
+    when none was set aside).  When some are set aside, every negative's coefficient in ``c`` is
+    written 0 (the walk overwrites the kept ones'); the positives' are not touched.
+
+    ``sp``: the positives' scores in decreasing order; ``n_neg``: N, all the query's negatives;
+    ``scores``: the query's scores; ``shift``: the keys' index bits."""
+    n = neg.size
+    n_pos = sp.size
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    last = sp[n_pos - 1]
+    if n >= _SAMPLE * _MIN_SHARE:  # a look at every (n / 64)-th key first: too few below, no passes
+        step = n // _SAMPLE
+        seen = 0
+        for t in range(0, step * _SAMPLE, step):
+            seen += scores[np.int64(neg[t] & low)] < last
+        if seen * _MIN_SHARE < _SAMPLE // 2:
+            return n
+    lowest = np.inf
+    n_below = 0
+    for t in range(n):
+        v = scores[np.int64(neg[t] & low)]
+        lowest = min(lowest, v)
+        n_below += v < last
+    if n_below * _MIN_SHARE < n:  # (else one negative at least lies below: lowest < last)
+        return n
+    scale = _BINS / (last - lowest)
+    if not scale > 0.0:  # a span past the floats
+        return n
+    count = np.zeros(_BINS, dtype=np.int64)
+    top = np.full(_BINS, -np.inf)
+    for t in range(n):
+        v = scores[np.int64(neg[t] & low)]
+        if v < last:
+            b = min(np.int64((last - v) * scale), _BINS - 1)  # never falls as v falls
+            count[b] += 1
+            top[b] = max(top[b], v)
+    above = np.empty(_BINS + 1, dtype=np.int64)  # above[b]: negatives above bin b
+    above[0] = n - n_below
+    for b in range(_BINS):
+        above[b + 1] = above[b] + count[b]
+    inv = 2.0 / (n_pos * n_neg)
+    lo, hi = 0, _BINS  # the first bin from which the certificate holds is in [lo, hi] (hi: none)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        b = mid
+        while b < _BINS and count[b] == 0:
+            b += 1
+        if b < _BINS and steps_hold(sp, top[b], above[b] + 1, inv):
+            hi = mid
+        else:
+            lo = mid + 1
+    b = lo
+    while b < _BINS and count[b] == 0:
+        b += 1
+    if b == _BINS:
+        return n
+    theta = top[b]
+    kept = 0
+    for t in range(n):  # branch-free: which keys stay is unpredictable
+        key = neg[t]
+        i = np.int64(key & low)
+        c[i] = 0.0
+        neg[kept] = key
+        kept += scores[i] > theta
+    return kept
+
+
+@njit(cache=True)
+def sort_above_bottom(neg, shift, scores, sp, n_neg, c):
+    """:func:`~._packed_keys.sort_score_keys` of the negatives' keys, setting aside those certified
+    to rank below every positive (AP): they end up after the returned count, unsorted, with ``c``
+    0; the keys before it are sorted.  The cut comes from the sort's own buckets, at no extra pass:
+    a bucket start p (a key's bucket never falls as the key rises) sets aside the keys from p on,
+    whose scores are at most the largest in p's bucket, at orders > p.
+
+    ``sp``: the positives' scores in decreasing order; ``n_neg``: N; ``scores``: the query's."""
+    n = neg.size
+    if n <= _INSERTION_MAX:
+        sort_score_keys(neg, shift)
+        return n
+    buckets = bucket_keys(neg, shift)
+    kept = _bucket_cut(neg, shift, buckets, scores, sp, 2.0 / (sp.size * n_neg))
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    for t in range(kept, n):
+        c[np.int64(neg[t] & low)] = 0.0
+    sort_buckets(neg, kept, buckets)
+    return kept
+
+
+@njit(cache=True)
+def _bucket_cut(keys, shift, buckets, scores, sp, inv):
+    """The first bucket start p from which the keys rank below every positive, or ``keys.size``:
+    a bisection over positions, each tried at the start of its key's bucket (certificate: the
+    largest score in the bucket, order p + 1); no cut when the last 1/16 of the keys fail."""
+    ends, s_top, scale, _ = buckets
+    n = keys.size
+    m = ends.size
+    if m == 1:
+        return n
+    high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+    lo, hi = 0, n - n // _MIN_SHARE  # positions; the cut, if any, is at or before hi's bucket
+    if not _cut_holds(keys, high, ends, s_top, scale, hi, scores, sp, inv):
+        return n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _cut_holds(keys, high, ends, s_top, scale, mid, scores, sp, inv):
+            hi = mid
+        else:
+            lo = mid + 1
+    return _bucket_start(keys, high, ends, s_top, scale, lo)
+
+
+@njit(cache=True, inline="always")
+def _bucket_start(keys, high, ends, s_top, scale, p):
+    b = key_bucket(keys[p], high, s_top, scale, ends.size)
+    return ends[b - 1] if b else 0
+
+
+@njit(cache=True)
+def _cut_holds(keys, high, ends, s_top, scale, p, scores, sp, inv):
+    """Whether the keys from the start of position ``p``'s bucket on all rank below every positive:
+    their largest score is the largest in that bucket (later buckets hold smaller ones)."""
+    b = key_bucket(keys[p], high, s_top, scale, ends.size)
+    start = ends[b - 1] if b else 0
+    low = ~high
+    theta = -np.inf
+    for t in range(start, ends[b]):
+        theta = max(theta, scores[np.int64(keys[t] & low)])
+    return steps_hold(sp, theta, start + 1, inv)
