@@ -84,44 +84,55 @@ def ranking_queries(n, query_size, frac_pos, d, dtype, rng):
 
 
 def round_rows(sizes, d, repeats, rng, query_size=1000, frac_pos=0.05, threads=(1, 2)):
-    """Rows ``(N, dtype, threads, one pass ms (and which), fused ms, ratio, two-pass ms, ratio, target)``
-    for AP: the ratios are against the fastest one pass over X at that thread count
-    (:func:`one_pass_seconds`)."""
+    """Rows ``(N, dtype, w, threads, one pass ms (and which), fused ms, ratio, two-pass ms, ratio,
+    target)`` for AP: the ratios are against the fastest one pass over X at that thread count
+    (:func:`one_pass_seconds`), at two ``w``: random (scores interleaved: every negative walked)
+    and fitted (:func:`fitted_w`: the scores a training round meets near the optimum)."""
     rows = []
     before = numba.get_num_threads()
     try:
         for n in sizes:
             for dtype in (np.float64, np.float32):
-                rows += _round_cells(ranking_queries(n, query_size, frac_pos, d, dtype, rng), rng, repeats, threads)
+                rows += _round_cells(ranking_queries(n, query_size, frac_pos, d, dtype, rng), query_size, rng,
+                                     repeats, threads)
     finally:
         numba.set_num_threads(before)
     return rows
 
 
-def _round_cells(data, rng, repeats, threads):
+def fitted_w(X, y, query_size, n_fit=100_000):
+    """``RankSVM(loss="ap")`` (default C) fitted on the first ``n_fit`` rows of the data (queries of
+    ``query_size`` rows, i.i.d. with the rest): its coefficients."""
+    from ssvm import RankSVM
+
+    n = min(n_fit, X.shape[0])
+    return RankSVM(loss="ap").fit(X[:n], y[:n], qid=np.arange(n) // query_size).coef_.ravel()
+
+
+def _round_cells(data, query_size, rng, repeats, threads):
     """The cells of :func:`round_rows` for one ``(X, y, queries)`` (freed on return)."""
     from ssvm.losses import get_oracle
     from ssvm.problem import StructuredHinge
     X, y, queries = data
     fused = StructuredHinge(X, y, queries, get_oracle("ap"))
     plain = StructuredHinge(X, y, queries, get_oracle("ap"), fused=False)
-    w = rng.normal(size=X.shape[1]) * 0.1
-    in_cache = in_cache_ns_per_row(X, y, queries, w, repeats)
     rows = []
-    for n_threads in threads:
-        one = one_pass_seconds(X, w, repeats, n_threads)
-        t_xw = one["floor"]
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
-        t_fused = median_seconds(lambda: fused.plane(w), repeats)
-        t_plain = median_seconds(lambda: plain.plane(w), repeats)
-        floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
-        rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "threads": n_threads,
-                     "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
-                     "one pass ms": 1e3 * t_xw, "pass by": one["by"],
-                     "fused round ms": 1e3 * t_fused, "fused / pass": t_fused / t_xw,
-                     "two-pass round ms": 1e3 * t_plain, "two-pass / pass": t_plain / t_xw,
-                     "in-cache ns/row": in_cache, "compute floor / pass": floor / t_xw,
-                     "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})
+    for w_name, w in (("random", rng.normal(size=X.shape[1]) * 0.1), ("fitted", fitted_w(X, y, query_size))):
+        in_cache = in_cache_ns_per_row(X, y, queries, w, repeats)
+        for n_threads in threads:
+            one = one_pass_seconds(X, w, repeats, n_threads)
+            t_xw = one["floor"]
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            t_fused = median_seconds(lambda w=w: fused.plane(w), repeats)
+            t_plain = median_seconds(lambda w=w: plain.plane(w), repeats)
+            floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
+            rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "w": w_name, "threads": n_threads,
+                         "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
+                         "one pass ms": 1e3 * t_xw, "pass by": one["by"],
+                         "fused round ms": 1e3 * t_fused, "fused / pass": t_fused / t_xw,
+                         "two-pass round ms": 1e3 * t_plain, "two-pass / pass": t_plain / t_xw,
+                         "in-cache ns/row": in_cache, "compute floor / pass": floor / t_xw,
+                         "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})
     return rows
 
 

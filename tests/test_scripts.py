@@ -65,8 +65,8 @@ def test_bench_training_quick(tmp_path):
         assert row["fused %"] > 0  # the cutting plane's rounds are fused (AP and 0-1 have compiled oracles)
         assert row["oracle %"] > 0 and row["oracle+QP %"] is not None  # timed inside the fused round
     # the floor of a round: fused and two-pass against one X @ w; oracle ns per row, small vs large queries
-    cells = {(r["X"], r["threads"]) for r in result["rounds"]}
-    assert cells == {(x, t) for x in ("float64", "float32") for t in (1, 2)}
+    cells = {(r["X"], r["w"], r["threads"]) for r in result["rounds"]}
+    assert cells == {(x, w, t) for x in ("float64", "float32") for w in ("random", "fitted") for t in (1, 2)}
     assert all(r["fused round ms"] > 0 and r["fused / pass"] > 0 for r in result["rounds"])
     for r in result["rounds"]:  # the compute floor: the in-cache work of every row, over the threads
         floor_ms = 1e-6 * r["in-cache ns/row"] * r["N"] / r["threads"]
