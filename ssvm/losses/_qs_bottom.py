@@ -1,14 +1,17 @@
-"""AP's negatives certified to rank below every positive, set aside before the walk's sort.
+"""The negatives certified to rank below every positive (AP, NDCG), set aside before the walk's sort.
 
-At a trained w most negatives score well below the positives, and the AP-optimal ranking puts them
+At a trained w most negatives score well below the positives, and the optimal ranking puts them
 after the last positive (opt_j = P + 1, coefficient 0): the walk would sort them only to find that.
 Here a bound finds most of them and takes them out of the negatives' keys, so the sort and the walk
 see only the rest.
 
 The certificate.  The walk's step for the j-th negative (score s) after k positives is
-f_j(k+1) − f_j(k) = (sp[k−1] − s)·inv + d_j(k) with d_j(k) = −k / (P (k+j−1)(k+j)), and
-:func:`~._rank_kernels.best_rank` returns P + 1 when every computed step is ≥ 0.  A computed step
-never falls as s falls or as j rises (every rounding is monotone, and (k+j−1)(k+j) rises with j).
+f_j(k+1) − f_j(k) = (sp[k−1] − s)·inv + d_j(k), with d_j(k) = −k / (P (k+j−1)(k+j)) for AP and
+(lt[k+j+1] − lt[k+j]) / Σ D for NDCG (lt[m] = 1/log2(m), the walk's table); best_rank
+(:func:`~._rank_kernels.best_rank`) returns P + 1 when every computed step is ≥ 0.  A computed
+step never falls as s falls (every rounding is monotone) or as j rises: for AP (k+j−1)(k+j) rises
+with j; for NDCG the computed difference lt[m+1] − lt[m] never falls as m rises, which a test checks
+entry by entry up to ``LT_MONOTONE`` entries (a larger query sets nothing aside for NDCG).
 So if, at a score θ and an order j0, every computed step k = 1..P is ≥ 0, every negative with
 s ≤ θ and order ≥ j0 gets P + 1, bit for bit as best_rank gives it.
 
@@ -26,44 +29,70 @@ the set-aside negatives or without them: the others' orders are unchanged, and t
 any first part of the negatives whose full count N it is told (its ``inv`` = 2 / (P N)).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from ._packed_keys import _INSERTION_MAX, bucket_keys, key_bucket, sort_buckets, sort_score_keys
 from ._rank_kernels import loss_step
-from .rank_losses import KIND_AP
+from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
-__all__ = ["split_bottom", "sort_above_bottom", "steps_hold"]
+__all__ = ["Bound", "LT_MONOTONE", "split_bottom", "sort_above_bottom", "steps_hold", "set_aside_allowed"]
+
+#: the 1/log2 table's computed differences never fall up to here (a test checks every entry; the first
+#: that falls is near 1.43·10^7, past which a computed difference is as small as its rounding error)
+LT_MONOTONE = 1 << 23
 
 _MIN_SHARE = 16  # set negatives aside only when at least 1/16 of them lie below the lowest positive
 _BINS = 64  # score bins below the lowest positive, for the cut
 _SAMPLE = 64  # split_bottom looks at this many keys before its passes
 
 
-@njit(cache=True)
-def steps_hold(sp, theta, j0, inv):
-    """Whether every computed step k = 1..P at score ``theta`` and order ``j0`` is >= 0: then every
-    negative with score <= ``theta`` and order >= ``j0`` ranks below every positive (AP).
+Bound = namedtuple("Bound", ["sp", "inv", "kind", "lt", "scale"])
+Bound.__doc__ = """The walk's steps for the certificate: the positives' scores in decreasing order, 2/(PN),
+the loss (``KIND_AP`` or ``KIND_NDCG_LOG2``), the 1/log2 table and NDCG's scale 1/Σ D (0 for AP)."""
 
-    ``sp``: the positives' scores in decreasing order; ``inv`` = 2 / (P N)."""
+
+@njit(cache=True)
+def set_aside_allowed(bound, n):
+    """Whether the certificate holds for a query of ``n`` samples: AP always; NDCG while its loss
+    part (lt[m + 1] − lt[m])·scale, computed, never falls as m rises — true of the kept 1/log2
+    table up to ``LT_MONOTONE`` entries (checked by a test), not proved beyond."""
+    return bound.kind == KIND_AP or (bound.kind == KIND_NDCG_LOG2 and n + 2 <= min(bound.lt.size, LT_MONOTONE))
+
+
+@njit(cache=True)
+def steps_hold(bound, theta, j0):
+    """Whether every computed step k = 1..P at score ``theta`` and order ``j0`` is >= 0 (``bound``:
+    :class:`Bound`): then every negative with score <= ``theta`` and order >= ``j0`` ranks below
+    every positive."""
+    sp = bound.sp
     n_pos = sp.size
     for k in range(n_pos, 0, -1):  # a failing check usually fails at the last positive: first
-        if not (sp[k - 1] - theta) * inv + loss_step(KIND_AP, sp, n_pos, k, j0) >= 0.0:
+        if bound.kind == KIND_AP:
+            d = loss_step(KIND_AP, bound.lt, n_pos, k, j0)
+        else:
+            d = (bound.lt[k + j0 + 1] - bound.lt[k + j0]) * bound.scale
+        if not (sp[k - 1] - theta) * bound.inv + d >= 0.0:
             return False
     return True
 
 
 @njit(cache=True)
-def split_bottom(neg, shift, sp, n_neg, scores, c):
-    """Move the negatives' keys (unsorted) certified to rank below every positive (AP, see the
-    module) out of the front of ``neg`` and return how many keys are left at the front (``neg.size``
-    when none was set aside).  When some are set aside, every negative's coefficient in ``c`` is
-    written 0 (the walk overwrites the kept ones'); the positives' are not touched.
+def split_bottom(neg, shift, scores, bound, c):
+    """Move the negatives' keys (unsorted) certified to rank below every positive (see the module)
+    out of the front of ``neg`` and return how many keys are left at the front (``neg.size`` when
+    none was set aside).  When some are set aside, every negative's coefficient in ``c`` is written
+    0 (the walk overwrites the kept ones'); the positives' are not touched.
 
-    ``sp``: the positives' scores in decreasing order; ``n_neg``: N, all the query's negatives;
-    ``scores``: the query's scores; ``shift``: the keys' index bits."""
+    ``scores``: the query's scores; ``bound``: its steps (:class:`Bound`); ``shift``: the keys'
+    index bits."""
     n = neg.size
+    sp = bound.sp
     n_pos = sp.size
+    if not set_aside_allowed(bound, n + n_pos):
+        return n
     low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
     last = sp[n_pos - 1]
     if n >= _SAMPLE * _MIN_SHARE:  # a look at every (n / 64)-th key first: too few below, no passes
@@ -96,14 +125,13 @@ def split_bottom(neg, shift, sp, n_neg, scores, c):
     above[0] = n - n_below
     for b in range(_BINS):
         above[b + 1] = above[b] + count[b]
-    inv = 2.0 / (n_pos * n_neg)
     lo, hi = 0, _BINS  # the first bin from which the certificate holds is in [lo, hi] (hi: none)
     while lo < hi:
         mid = (lo + hi) // 2
         b = mid
         while b < _BINS and count[b] == 0:
             b += 1
-        if b < _BINS and steps_hold(sp, top[b], above[b] + 1, inv):
+        if b < _BINS and steps_hold(bound, top[b], above[b] + 1):
             hi = mid
         else:
             lo = mid + 1
@@ -124,20 +152,20 @@ def split_bottom(neg, shift, sp, n_neg, scores, c):
 
 
 @njit(cache=True)
-def sort_above_bottom(neg, shift, scores, sp, n_neg, c):
+def sort_above_bottom(neg, shift, scores, bound, c):
     """:func:`~._packed_keys.sort_score_keys` of the negatives' keys, setting aside those certified
-    to rank below every positive (AP): they end up after the returned count, unsorted, with ``c``
-    0; the keys before it are sorted.  The cut comes from the sort's own buckets, at no extra pass:
-    a bucket start p (a key's bucket never falls as the key rises) sets aside the keys from p on,
+    to rank below every positive: they end up after the returned count, unsorted, with ``c`` 0; the
+    keys before it are sorted.  The cut comes from the sort's own buckets, at no extra pass: a
+    bucket start p (a key's bucket never falls as the key rises) sets aside the keys from p on,
     whose scores are at most the largest in p's bucket, at orders > p.
 
-    ``sp``: the positives' scores in decreasing order; ``n_neg``: N; ``scores``: the query's."""
+    ``scores``: the query's scores; ``bound``: its steps (:class:`Bound`)."""
     n = neg.size
-    if n <= _INSERTION_MAX:
+    if n <= _INSERTION_MAX or not set_aside_allowed(bound, n + bound.sp.size):
         sort_score_keys(neg, shift)
         return n
     buckets = bucket_keys(neg, shift)
-    kept = _bucket_cut(neg, shift, buckets, scores, sp, 2.0 / (sp.size * n_neg))
+    kept = _bucket_cut(neg, shift, buckets, scores, bound)
     low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
     for t in range(kept, n):
         c[np.int64(neg[t] & low)] = 0.0
@@ -146,7 +174,7 @@ def sort_above_bottom(neg, shift, scores, sp, n_neg, c):
 
 
 @njit(cache=True)
-def _bucket_cut(keys, shift, buckets, scores, sp, inv):
+def _bucket_cut(keys, shift, buckets, scores, bound):
     """The first bucket start p from which the keys rank below every positive, or ``keys.size``:
     a bisection over positions, each tried at the start of its key's bucket (certificate: the
     largest score in the bucket, order p + 1); no cut when the last 1/16 of the keys fail."""
@@ -157,11 +185,11 @@ def _bucket_cut(keys, shift, buckets, scores, sp, inv):
         return n
     high = ~((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
     lo, hi = 0, n - n // _MIN_SHARE  # positions; the cut, if any, is at or before hi's bucket
-    if not _cut_holds(keys, high, ends, s_top, scale, hi, scores, sp, inv):
+    if not _cut_holds(keys, high, ends, s_top, scale, hi, scores, bound):
         return n
     while lo < hi:
         mid = (lo + hi) // 2
-        if _cut_holds(keys, high, ends, s_top, scale, mid, scores, sp, inv):
+        if _cut_holds(keys, high, ends, s_top, scale, mid, scores, bound):
             hi = mid
         else:
             lo = mid + 1
@@ -175,7 +203,7 @@ def _bucket_start(keys, high, ends, s_top, scale, p):
 
 
 @njit(cache=True)
-def _cut_holds(keys, high, ends, s_top, scale, p, scores, sp, inv):
+def _cut_holds(keys, high, ends, s_top, scale, p, scores, bound):
     """Whether the keys from the start of position ``p``'s bucket on all rank below every positive:
     their largest score is the largest in that bucket (later buckets hold smaller ones)."""
     b = key_bucket(keys[p], high, s_top, scale, ends.size)
@@ -184,4 +212,4 @@ def _cut_holds(keys, high, ends, s_top, scale, p, scores, sp, inv):
     theta = -np.inf
     for t in range(start, ends[b]):
         theta = max(theta, scores[np.int64(keys[t] & low)])
-    return steps_hold(sp, theta, start + 1, inv)
+    return steps_hold(bound, theta, start + 1)

@@ -7,9 +7,9 @@ cache misses, not arithmetic.  Here instead:
    order-preserving image of −score and whose low bits are the index, and numpy sorts the
    positives' and the negatives' keys (its SIMD sort: a third of an argsort's time).  Keys whose
    high bits tie (scores equal or a few ulps apart) are put in exact (−score, index) order after.
-   For AP, the negatives certified to rank below every positive (at a trained w, most of them) are
-   set aside before the sort (:mod:`._qs_bottom`): their coefficient is 0, and the walk is told
-   how many there are.
+   The negatives certified to rank below every positive (at a trained w, most of them) are set
+   aside before the sort (:mod:`._qs_bottom`): their coefficient is 0, and the walk is told how
+   many there are.
 2. **One walk.**  Going down the negatives in order j = 1..N, opt_j never decreases (Observation
    4), so each negative's scan starts at the previous opt.  The scan also stops at its first
    losing step k0, with a certificate that no later step f_j(k+1) − f_j(k) = (sp[k] − s)·2/(PN) +
@@ -35,7 +35,7 @@ cache misses, not arithmetic.  Here instead:
 Time O(N log N) for the sort (numpy's), O(N log P) at worst for the rest; the walk path's result is
 bit for bit the grid's, yue's and chakrabarti's.  :func:`walk_oracle_core` serves one query (numpy
 sorts the keys); :func:`walk_batch` many small ones in one compiled loop (sorted by
-:func:`~._packed_keys.sort_score_keys`).
+:func:`~._qs_bottom.sort_above_bottom`).
 
 The packed keys live in :mod:`._packed_keys`.  Cache: the 1/log2 table, kept from call to call up
 to ``CACHE_MAX_ENTRIES`` entries (128 MiB; a larger query gets a table of its own, not kept).
@@ -55,10 +55,9 @@ from ._packed_keys import (
     packed_keys,
     query_keys,
     repair_run,
-    sort_score_keys,
     unpack,
 )
-from ._qs_bottom import sort_above_bottom, split_bottom
+from ._qs_bottom import Bound, sort_above_bottom, split_bottom
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
@@ -315,11 +314,12 @@ def walk_oracle_core(scores, y, n_pos, c, kind, table):
     pos, neg, shift = packed_keys(scores, y, n_pos)
     sp, pos_ids = unpack(pos, scores, shift)
     n_neg = neg.size
-    if kind == KIND_AP:
-        neg = neg[:split_bottom(neg, shift, sp, n_neg, scores, c)]
-    neg.sort()
+    table = np.asarray(table, dtype=np.float64)
     lt = inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
-    return _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, np.asarray(table, dtype=np.float64), lt, c)
+    bound = Bound(sp, 2.0 / (n_pos * n_neg), kind, lt, table[0] if kind == KIND_NDCG_LOG2 else 0.0)
+    neg = neg[:split_bottom(neg, shift, scores, bound, c)]
+    neg.sort()
+    return _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c)
 
 
 @njit(cache=True)
@@ -327,8 +327,8 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
     """The walk on the queries ``scores[starts[k]:ends[k]]`` (``n_pos[k]`` positives) in one
     compiled loop, for AP or NDCG (log2): exactly :func:`walk_oracle_core` on each, with Δ by
     :func:`builtin_value`; ``lt`` is the 1/log2 table for the largest query (NDCG).  The keys are
-    sorted by :func:`sort_score_keys` (numpy's sort would cost a call per query); for AP by
-    :func:`~._qs_bottom.sort_above_bottom`, which sets aside the negatives that rank last."""
+    sorted by :func:`~._qs_bottom.sort_above_bottom` (numpy's sort would cost a call per query),
+    which sets aside the negatives that rank last."""
     buf, table = batch_scratch(starts, ends)
     for k in range(starts.size):
         a = starts[k]
@@ -337,10 +337,8 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
         pos, neg, shift = query_keys(s, y[a:b], n_pos[k], buf)
         sp, pos_ids = unpack(pos, s, shift)
         n_neg = neg.size
-        if kind == KIND_AP:
-            neg = neg[:sort_above_bottom(neg, shift, s, sp, n_neg, c_all[a:b])]
-        else:
-            sort_score_keys(neg, shift)
         builtin_table(kind, n_pos[k], table)
+        bound = Bound(sp, 2.0 / (n_pos[k] * n_neg), kind, lt, table[0] if kind == KIND_NDCG_LOG2 else 0.0)
+        neg = neg[:sort_above_bottom(neg, shift, s, bound, c_all[a:b])]
         counts = _walk_core(s, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c_all[a:b])
         delta[k] = builtin_value(kind, counts)

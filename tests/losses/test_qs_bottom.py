@@ -1,60 +1,73 @@
-"""AP's negatives set aside below every positive before the walk (``ssvm.losses._qs_bottom``):
-every one set aside is one that best_rank puts at P + 1 at its true order, the set-aside is used
-where it should be (trained-like scores: most negatives), and the oracle's c and Δ with it are bit
-for bit the baselines' (yue, the grid, the batch), on separated, tied, huge, tiny and tight scores."""
+"""Negatives set aside below every positive before the walk (``ssvm.losses._qs_bottom``), for AP and
+NDCG: every one set aside is one that best_rank puts at P + 1 at its true order, the set-aside is
+used where it should be (trained-like scores: nearly all negatives that rank last), and the oracle's
+c and Δ with it are bit for bit the baselines' (yue / chakrabarti, the grid, the batch), on
+separated, tied, huge, tiny and tight scores."""
 
 import numpy as np
 import pytest
-from test_qs_walk import _exact
+from test_qs_walk import LOSSES, _exact
 
 from ssvm.losses import _packed_keys as keys
 from ssvm.losses import get_oracle
-from ssvm.losses._qs_bottom import sort_above_bottom, split_bottom, steps_hold
-from ssvm.losses._qs_walk import walk_oracle_core
+from ssvm.losses._qs_bottom import LT_MONOTONE, Bound, sort_above_bottom, split_bottom, steps_hold
+from ssvm.losses._qs_walk import inverse_log_table, walk_oracle_core
 from ssvm.losses._rank_kernels import Objective, best_rank, sorted_negatives
 from ssvm.losses.rank_losses import KIND_AP
 
+HOWS = {"split": split_bottom, "sort_above": sort_above_bottom}
 
-def _split(s, y, how=split_bottom):
+
+def _bound(sp, n_neg, loss, lt_size=None):
+    """The walk's :class:`Bound` and best_rank's Objective for ``loss`` with these positives."""
+    loss_obj = LOSSES[loss][0]
+    kind, table = loss_obj.kernel_spec(sp.size, n_neg)
+    table = np.asarray(table, dtype=float)
+    lt = inverse_log_table(lt_size or sp.size + n_neg + 2)[:lt_size] if loss == "ndcg" else np.zeros(1)
+    inv = 2.0 / (sp.size * n_neg)
+    scale = table[0] if loss == "ndcg" else 0.0
+    return Bound(sp, inv, kind, lt, scale), Objective(sp, inv, kind, table, sp.size)
+
+
+def _split(s, y, how="split", loss="ap"):
     """``how`` (split_bottom, or sort_above_bottom: the batch's) on the query's packed keys:
-    (negatives' indices set aside, their orders among all negatives, sp, inv, the c it wrote); the
-    keys kept by sort_above_bottom come sorted."""
+    (negatives' indices set aside, their orders among all negatives, best_rank's Objective, the c
+    it wrote); the keys kept by sort_above_bottom come sorted."""
     n_pos = int(y.sum())
     pos, neg, shift = keys.packed_keys(s, y, n_pos)
     neg = neg.copy()
     sp = keys.unpack(pos, s, shift)[0]
+    bound, obj = _bound(sp, neg.size, loss)
     c = np.full(s.size, np.nan)
-    if how is split_bottom:
-        kept = split_bottom(neg, shift, sp, neg.size, s, c)
-    else:
-        kept = sort_above_bottom(neg, shift, s, sp, neg.size, c)
-        assert np.all(np.diff(neg[:kept].astype(np.float64)) >= 0) and np.all(neg[:kept][:-1] < neg[:kept][1:])
+    kept = HOWS[how](neg, shift, s, bound, c)
+    if how == "sort_above":
+        assert np.all(neg[:kept][:-1] < neg[:kept][1:])
     low = (1 << shift) - 1
     set_aside = np.setdiff1d(np.flatnonzero(~y), (neg[:kept] & np.uint64(low)).astype(np.int64))
     order = np.empty(s.size, np.int64)
     order[sorted_negatives(s, y)[1]] = np.arange(1, neg.size + 1)
-    return set_aside, order[set_aside], sp, 2.0 / (n_pos * neg.size), c
+    return set_aside, order[set_aside], obj, c
 
 
-def _assert_all_below(s, y, how=split_bottom):
+def _assert_all_below(s, y, how="split", loss="ap"):
     """Every negative set aside gets rank P + 1 from best_rank at its true order, and c = 0; the
     positives' c is untouched.  Returns how many were set aside."""
-    set_aside, orders, sp, inv, c = _split(s, y, how)
-    obj = Objective(sp, inv, KIND_AP, np.zeros(1), sp.size)
+    set_aside, orders, obj, c = _split(s, y, how, loss)
+    n_pos = int(y.sum())
     for i, j in zip(set_aside, orders):
-        assert best_rank(s[i], j, 1, sp.size + 1, obj) == sp.size + 1
+        assert best_rank(s[i], j, 1, n_pos + 1, obj) == n_pos + 1
     assert np.all(c[set_aside] == 0.0)
     assert np.isnan(c[y]).all()
     return set_aside.size
 
 
-def _exact_both(s, y):
+def _exact_both(s, y, loss="ap"):
     """:func:`_exact` (one query: numpy's sort, split_bottom), and the batch's compiled loop
-    (sort_above_bottom) on the query alone, against yue, bit for bit."""
-    _exact(s, y, "ap")
+    (sort_above_bottom) on the query alone, against the sorting baseline, bit for bit."""
+    _exact(s, y, loss)
     if s.size <= 4096:
-        c, delta = get_oracle("ap").batch(s, y, np.array([0]), np.array([s.size]))
-        c_ref, d_ref = get_oracle("ap", "yue")(s, y)
+        c, delta = get_oracle(loss).batch(s, y, np.array([0]), np.array([s.size]))
+        c_ref, d_ref = get_oracle(loss, LOSSES[loss][1])(s, y)
         np.testing.assert_array_equal(c, c_ref)
         assert delta[0] == d_ref
 
@@ -65,55 +78,62 @@ def _separated(rng, n, frac_pos, gap, scale=1.0, offset=0.0):
     return offset + scale * (rng.normal(size=n) + gap * y), y
 
 
-@pytest.mark.parametrize("how", [split_bottom, sort_above_bottom], ids=["split", "sort_above"])
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+@pytest.mark.parametrize("how", list(HOWS))
 @pytest.mark.parametrize("gap", [0.0, 1.0, 3.0, 8.0])
 @pytest.mark.parametrize("frac_pos", [0.03, 0.2, 0.6])
-def test_set_aside_negatives_rank_last(gap, frac_pos, how):
+def test_set_aside_negatives_rank_last(gap, frac_pos, how, loss):
     """Hundreds of queries of 2..400 rows: each negative set aside is last by best_rank; with a
-    clear gap nearly all negatives that yue puts last (c = 0) are set aside (the cut is tight)."""
+    clear gap nearly all negatives that the baseline puts last (c = 0) are set aside (the cut is
+    tight)."""
     rng = np.random.default_rng(int(10 * gap + 100 * frac_pos))
     used = last = 0
-    for _ in range(400):
+    for _ in range(200):
         s, y = _separated(rng, int(rng.integers(2, 400)), frac_pos, gap, scale=10.0 ** rng.uniform(-3, 3))
         if rng.random() < 0.3:
             s = np.round(s)  # ties
-        used += _assert_all_below(s, y, how)
-        last += np.count_nonzero(get_oracle("ap", "yue")(s, y)[0][~y] == 0.0)
+        used += _assert_all_below(s, y, how, loss)
+        last += np.count_nonzero(get_oracle(loss, LOSSES[loss][1])(s, y)[0][~y] == 0.0)
     if gap >= 3.0:
-        assert used >= 0.9 * last > 0
+        assert used >= 0.85 * last > 0  # small queries (<= 32 negatives) are sorted whole
 
 
-def test_oracle_with_set_aside_is_bit_for_bit_the_baselines():
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_oracle_with_set_aside_is_bit_for_bit_the_baselines(loss):
     """Separated scores (most negatives set aside) at scales 1e-300..1e300, ties, one positive,
-    integer scores: the walk (with the set-aside), yue and the grid agree bit for bit."""
+    integer scores: the walk (with the set-aside), the baseline and the grid agree bit for bit."""
     rng = np.random.default_rng(3)
     for scale, offset in [(1.0, 0.0), (1e-300, 0.0), (1e-12, 1.0), (1e150, 0.0), (1e-3, -1e6), (1.0, 1e12)]:
         for n, frac_pos in ((3_000, 0.05), (20_000, 0.3), (500, 0.9)):
             s, y = _separated(rng, n, frac_pos, 4.0, scale, offset)
-            _exact_both(s, y)
+            _exact_both(s, y, loss)
             if offset == 0.0:
-                _exact_both(np.round(s / scale) * scale, y)  # ties
+                _exact_both(np.round(s / scale) * scale, y, loss)  # ties
     y = np.zeros(5_000, bool)
     y[7] = True
     s = rng.normal(size=y.size) - 5.0 * ~y
-    assert _assert_all_below(s, y) > 0
-    _exact_both(s, y)
+    assert _assert_all_below(s, y, loss=loss) > 0
+    _exact_both(s, y, loss)
 
 
-def test_all_negatives_set_aside():
-    """Every negative far below: none left to sort or walk; c, Δ as the baselines give them."""
-    s = np.concatenate([np.arange(100.0, 110.0), -500.0 - np.arange(1000.0)])
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_all_negatives_set_aside(loss):
+    """Every negative far below: none left to sort or walk; c, Δ and the ± pattern as the baselines
+    give them."""
+    s = np.concatenate([np.arange(100.0, 110.0), -5000.0 - np.arange(1000.0)])
     y = np.arange(s.size) < 10
-    for how in (split_bottom, sort_above_bottom):
-        assert _split(s, y, how)[0].size == 1000
-    _exact_both(s, y)
-    counts = walk_oracle_core(s, y, 10, np.empty(s.size), KIND_AP, np.zeros(1))
-    np.testing.assert_array_equal(counts, [0] * 10 + [1000])  # the ± pattern counts them last
+    for how in HOWS:
+        assert _split(s, y, how, loss)[0].size == 1000
+    _exact_both(s, y, loss)
+    if loss == "ap":
+        counts = walk_oracle_core(s, y, 10, np.empty(s.size), KIND_AP, np.zeros(1))
+        np.testing.assert_array_equal(counts, [0] * 10 + [1000])  # the ± pattern counts them last
 
 
-def test_the_batch_sets_aside_as_the_single_query_does():
-    """Oracle.batch over many small separated queries (the compiled loop) equals the single-query
-    oracle on each, bit for bit."""
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_the_batch_sets_aside_as_the_single_query_does(loss):
+    """Oracle.batch over many small separated queries (the compiled loop) equals the baseline on
+    each, bit for bit."""
     rng = np.random.default_rng(11)
     sizes = rng.integers(20, 1_000, 300)
     ends = np.cumsum(sizes)
@@ -121,64 +141,84 @@ def test_the_batch_sets_aside_as_the_single_query_does():
     y = rng.random(ends[-1]) < 0.1
     y[starts], y[ends - 1] = True, False
     s = rng.normal(size=y.size) + 3.0 * y
-    oracle = get_oracle("ap")
-    c, delta = oracle.batch(s, y, starts, ends)
+    c, delta = get_oracle(loss).batch(s, y, starts, ends)
     for q, (a, b) in enumerate(zip(starts, ends)):
-        c_one, d_one = get_oracle("ap", "yue")(s[a:b], y[a:b])
+        c_one, d_one = get_oracle(loss, LOSSES[loss][1])(s[a:b], y[a:b])
         np.testing.assert_array_equal(c[a:b], c_one)
         assert delta[q] == d_one
 
 
-def test_the_certificate_is_tight_at_the_last_positive():
-    """The certificate at order j0 holds at θ and fails just above it, where the binding step is
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_the_certificate_is_tight_at_the_last_positive(loss):
+    """The certificate at order j0 holds at θ and fails one ulp above it, where the binding step is
     the last one (no later step to make up for it): best_rank puts a negative at θ, order j0, last,
     and one a little higher not; at order j0 − 1 (one fewer negative above) θ fails.  A cut that
     counted a negative too many above the set-aside ones would certify a wrong rank."""
     n_pos, n_neg = 6, 206
     sp = 100.0 - 30.0 * np.arange(n_pos)  # spread: the bound binds at k = P
-    inv = 2.0 / (n_pos * n_neg)
-    obj = Objective(sp, inv, KIND_AP, np.zeros(1), n_pos)
+    bound, obj = _bound(sp, n_neg, loss)
     for j0 in (1, 6, 50):
-        d = -n_pos / (n_pos * (n_pos + j0 - 1.0) * (n_pos + j0))
-        theta = sp[-1] + d / inv  # the step at k = P is 0 here, up to rounding
-        while not steps_hold(sp, theta, j0, inv):
-            theta = np.nextafter(theta, -np.inf)
+        theta = _tight_theta(bound, j0)
         above = np.nextafter(theta, np.inf)
-        assert not steps_hold(sp, above, j0, inv)
+        assert steps_hold(bound, theta, j0) and not steps_hold(bound, above, j0)
         assert best_rank(theta, j0, 1, n_pos + 1, obj) == n_pos + 1
-        assert best_rank(above + 1e-9, j0, 1, n_pos + 1, obj) < n_pos + 1
+        assert best_rank(above + 1e-7, j0, 1, n_pos + 1, obj) < n_pos + 1
         if j0 > 1:
-            assert not steps_hold(sp, theta, j0 - 1, inv)
+            assert not steps_hold(bound, theta, j0 - 1)
 
 
-def test_the_cut_counts_the_negatives_above_it():
+def _tight_theta(bound, j0):
+    """The largest score at which every step holds at order ``j0``."""
+    lo, hi = bound.sp[-1] - 1e6, bound.sp[-1]
+    while np.nextafter(lo, np.inf) < hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if steps_hold(bound, mid, j0) else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_the_cut_counts_the_negatives_above_it(loss):
     """Five negatives above the positives, then one at θ for order 6 (none between it and the lowest
-    positive), then the rest far below: it is set aside at order exactly 6, and c, Δ are exact."""
+    positive), then the rest far below: it is set aside at order exactly 6, and c, Δ are exact; one
+    ulp higher it is kept."""
     n_pos, m0, n_rest = 6, 5, 200
     sp = 100.0 - 30.0 * np.arange(n_pos)
-    inv = 2.0 / (n_pos * (m0 + 1 + n_rest))
-    theta = sp[-1] - n_pos / (n_pos * (n_pos + m0) * (n_pos + m0 + 1.0)) / inv
-    while not steps_hold(sp, theta, m0 + 1, inv):
-        theta = np.nextafter(theta, -np.inf)
-    s = np.concatenate([sp, sp[0] + 1.0 + np.arange(m0), [theta], theta - 50.0 - np.arange(n_rest)])
+    theta = _tight_theta(_bound(sp, m0 + 1 + n_rest, loss)[0], m0 + 1)
+    s = np.concatenate([sp, sp[0] + 1.0 + np.arange(m0), [theta], theta - 1e4 - np.arange(n_rest)])
     y = np.arange(s.size) < n_pos
-    for how in (split_bottom, sort_above_bottom):
-        set_aside, orders, *_ = _split(s, y, how)
+    for how in HOWS:
+        set_aside, orders, *_ = _split(s, y, how, loss)
         assert n_pos + m0 in set_aside and orders.min() == m0 + 1
-    _exact_both(s, y)
+    _exact_both(s, y, loss)
     s[n_pos + m0] = np.nextafter(theta, np.inf)  # now it must be kept: it is not last
-    for how in (split_bottom, sort_above_bottom):
-        assert n_pos + m0 not in _split(s, y, how)[0]
-    _exact_both(s, y)
+    for how in HOWS:
+        assert n_pos + m0 not in _split(s, y, how, loss)[0]
+    _exact_both(s, y, loss)
 
 
-def test_ndcg_and_sparse_cut_are_not_set_aside():
-    """Nothing is set aside when fewer than 1/16 of the negatives would be, and NDCG never sets any
-    aside (the walk with NDCG sees every negative)."""
+def test_the_kept_log_table_differences_never_fall():
+    """NDCG's certificate needs lt[m + 1] − lt[m] (computed) non-decreasing in m, entry by entry,
+    up to ``LT_MONOTONE`` entries (the largest query that sets negatives aside for NDCG)."""
+    lt = inverse_log_table(LT_MONOTONE)
+    assert lt.size >= LT_MONOTONE
+    d = lt[3:LT_MONOTONE] - lt[2:LT_MONOTONE - 1]  # m = 2 .. LT_MONOTONE - 2
+    assert np.all(d[1:] >= d[:-1])
+
+
+@pytest.mark.parametrize("how", list(HOWS))
+def test_nothing_is_set_aside_when_not_allowed_or_worth_it(how):
+    """Nothing is set aside when fewer than 1/16 of the negatives would be, or for NDCG when the
+    query is larger than the log table the certificate was checked on."""
     rng = np.random.default_rng(4)
     s = rng.normal(size=2_000)
     y = rng.random(s.size) < 0.2
     s[~y & (np.arange(s.size) < 40)] -= 100.0  # a few far below: under 1/16 of the negatives
-    set_aside, *_ = _split(s, y)
-    assert set_aside.size == 0
-    _exact(s, y, "ndcg")
+    assert _split(s, y, how)[0].size == 0
+    _exact_both(s, y)
+    s = np.concatenate([np.arange(100.0, 110.0), -5000.0 - np.arange(1000.0)])
+    y = np.arange(s.size) < 10
+    pos, neg, shift = keys.packed_keys(s, y, 10)
+    sp = keys.unpack(pos, s, shift)[0]
+    for lt_size, kept in ((s.size + 2, 0), (s.size + 1, 1000)):  # a table one entry short: no set-aside
+        bound = _bound(sp, 1000, "ndcg", lt_size)[0]
+        assert HOWS[how](neg.copy(), shift, s, bound, np.empty(s.size)) == kept
