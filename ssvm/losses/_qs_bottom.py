@@ -193,23 +193,23 @@ def _bucket_cut(keys, shift, buckets, scores, bound):
             hi = mid
         else:
             lo = mid + 1
-    return _bucket_start(keys, high, ends, s_top, scale, lo)
+    return _bucket_of(keys, high, ends, s_top, scale, lo)[0]
 
 
 @njit(cache=True, inline="always")
-def _bucket_start(keys, high, ends, s_top, scale, p):
+def _bucket_of(keys, high, ends, s_top, scale, p):
+    """Start and end of the bucket of the key at position ``p``."""
     b = key_bucket(keys[p], high, s_top, scale, ends.size)
-    return ends[b - 1] if b else 0
+    return ends[b - 1] if b else 0, ends[b]
 
 
 @njit(cache=True)
 def _cut_holds(keys, high, ends, s_top, scale, p, scores, bound):
     """Whether the keys from the start of position ``p``'s bucket on all rank below every positive:
     their largest score is the largest in that bucket (later buckets hold smaller ones)."""
-    b = key_bucket(keys[p], high, s_top, scale, ends.size)
-    start = ends[b - 1] if b else 0
+    start, end = _bucket_of(keys, high, ends, s_top, scale, p)
     low = ~high
     theta = -np.inf
-    for t in range(start, ends[b]):
+    for t in range(start, end):
         theta = max(theta, scores[np.int64(keys[t] & low)])
     return steps_hold(bound, theta, start + 1)
