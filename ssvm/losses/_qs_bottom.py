@@ -111,7 +111,7 @@ def split_bottom(neg, shift, scores, bound, c):
     if n_below * _MIN_SHARE < n:  # (else one negative at least lies below: lowest < last)
         return n
     scale = _BINS / (last - lowest)
-    if not scale > 0.0:  # a span past the floats
+    if not 0.0 < scale < np.inf:  # a span past the floats, or too small for 64 bins (subnormal)
         return n
     count = np.zeros(_BINS, dtype=np.int64)
     top = np.full(_BINS, -np.inf)

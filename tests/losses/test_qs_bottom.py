@@ -222,3 +222,18 @@ def test_nothing_is_set_aside_when_not_allowed_or_worth_it(how):
     for lt_size, kept in ((s.size + 2, 0), (s.size + 1, 1000)):  # a table one entry short: no set-aside
         bound = _bound(sp, 1000, "ndcg", lt_size)[0]
         assert HOWS[how](neg.copy(), shift, s, bound, np.empty(s.size)) == kept
+
+
+def test_subnormal_spread_is_not_binned():
+    """Scores a few subnormals apart: 64 bins over them would need a scale past the floats (and an
+    index out of the bins); the split gives up instead.  Compiled with bounds checks, so that a bin
+    index out of range raises rather than writes elsewhere."""
+    from numba import njit
+
+    checked = njit(boundscheck=True)(split_bottom.py_func)
+    s = np.concatenate([np.full(10, 6e-323), np.full(500, 5e-324), np.zeros(500)])
+    y = np.arange(s.size) < 10
+    pos, neg, shift = keys.packed_keys(s, y, 10)
+    bound = _bound(keys.unpack(pos, s, shift)[0], neg.size, "ap")[0]
+    assert checked(neg.copy(), shift, s, bound, np.empty(s.size)) == neg.size
+    _exact_both(s, y)
