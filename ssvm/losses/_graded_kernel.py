@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._packed_keys import _key, index_bits, repair, sort_score_keys, unpack
+from ._qs_bottom import walk_bound
 from ._qs_walk import _walk_core
 from .rank_losses import KIND_NDCG_LOG2, builtin_table, builtin_value, ndcg_norm
 
@@ -133,7 +134,8 @@ def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
             n_neg += 1 - above
         sp, pos_ids = unpack(pos[:n_pos], s_sorted, shift)
         builtin_table(KIND_NDCG_LOG2, n_pos, table)
-        counts = _walk_core(s_sorted, sp, pos_ids, neg[:n_neg], n_neg, shift, KIND_NDCG_LOG2, table, lt, c_t[:n])
+        bound = walk_bound(sp, n_neg, KIND_NDCG_LOG2, table, lt)
+        counts = _walk_core(s_sorted, bound, pos_ids, neg[:n_neg], n_neg, shift, table, c_t[:n])
         delta += alpha[k] * builtin_value(KIND_NDCG_LOG2, counts)
         for t in range(n):
             c_sorted[t] += alpha[k] * c_t[t]

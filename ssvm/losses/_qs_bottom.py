@@ -38,7 +38,8 @@ from ._packed_keys import _INSERTION_MAX, bucket_keys, key_bucket, sort_buckets,
 from ._rank_kernels import loss_step
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
-__all__ = ["Bound", "LT_MONOTONE", "split_bottom", "sort_above_bottom", "steps_hold", "set_aside_allowed"]
+__all__ = ["Bound", "LT_MONOTONE", "split_bottom", "sort_above_bottom", "steps_hold", "set_aside_allowed",
+           "walk_bound"]
 
 #: the 1/log2 table's computed differences never fall up to here (a test checks every entry; the first
 #: that falls is near 1.43·10^7, past which a computed difference is as small as its rounding error)
@@ -52,6 +53,15 @@ _SAMPLE = 64  # split_bottom looks at this many keys before its passes
 Bound = namedtuple("Bound", ["sp", "inv", "kind", "lt", "scale"])
 Bound.__doc__ = """The walk's steps for the certificate: the positives' scores in decreasing order, 2/(PN),
 the loss (``KIND_AP`` or ``KIND_NDCG_LOG2``), the 1/log2 table and NDCG's scale 1/Σ D (0 for AP)."""
+
+
+@njit(cache=True)
+def walk_bound(sp, n_neg, kind, table, lt):
+    """The :class:`Bound` of a query with positives' scores ``sp`` (decreasing) and ``n_neg``
+    negatives, for the loss ``kind`` with its kernel table (NDCG: [1 / Σ D]) and the 1/log2 table
+    ``lt``: the one place the walk's 2/(PN) and scale are computed, so that the certificate and the
+    walk step with the same numbers."""
+    return Bound(sp, 2.0 / (sp.size * n_neg), kind, lt, table[0] if kind == KIND_NDCG_LOG2 else 0.0)
 
 
 @njit(cache=True)

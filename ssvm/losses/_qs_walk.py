@@ -57,7 +57,7 @@ from ._packed_keys import (
     repair_run,
     unpack,
 )
-from ._qs_bottom import Bound, sort_above_bottom, split_bottom
+from ._qs_bottom import sort_above_bottom, split_bottom, walk_bound
 from ._qs_recursion import assign_block, chain_opts
 from ._rank_kernels import Objective, Result, loss_step, positive_coefficients
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2, builtin_table, builtin_value
@@ -240,17 +240,16 @@ def _close(runs, neg, shift, scores, obj, out):
 
 
 @njit(cache=True)
-def _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c):
-    """The walk of one query (positives already sorted, negative keys sorted by key): fills ``c``,
-    returns the ± pattern.  ``neg`` holds the first negatives in order; the other ``n_neg −
-    neg.size`` rank below every positive (set aside by :func:`~._qs_bottom.split_bottom`, their
-    ``c`` written)."""
+def _walk_core(scores, bound, pos_ids, neg, n_neg, shift, table, c):
+    """The walk of one query (``bound``: its steps, :func:`~._qs_bottom.walk_bound`; positives
+    already sorted, negative keys sorted by key): fills ``c``, returns the ± pattern.  ``neg`` holds
+    the first negatives in order; the other ``n_neg − neg.size`` rank below every positive (set
+    aside by :mod:`._qs_bottom`, their ``c`` written)."""
+    sp, inv, kind, lt, scale = bound
     n_pos = sp.size
-    inv = 2.0 / (n_pos * n_neg)
     out = Result(c, np.zeros(n_pos + 1, dtype=np.int64))
     out.counts[n_pos] = n_neg - neg.size
     if neg.size:
-        scale = table[0] if kind == KIND_NDCG_LOG2 else 0.0
         low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
         tol = _tolerance(scores[np.int64(neg[0] & low)], scores[np.int64(neg[-1] & low)], shift, sp, inv,
                          scale if kind == KIND_NDCG_LOG2 else 1.0 / n_pos)
@@ -316,10 +315,10 @@ def walk_oracle_core(scores, y, n_pos, c, kind, table):
     n_neg = neg.size
     table = np.asarray(table, dtype=np.float64)
     lt = inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
-    bound = Bound(sp, 2.0 / (n_pos * n_neg), kind, lt, table[0] if kind == KIND_NDCG_LOG2 else 0.0)
+    bound = walk_bound(sp, n_neg, kind, table, lt)
     neg = neg[:split_bottom(neg, shift, scores, bound, c)]
     neg.sort()
-    return _walk_core(scores, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c)
+    return _walk_core(scores, bound, pos_ids, neg, n_neg, shift, table, c)
 
 
 @njit(cache=True)
@@ -338,7 +337,7 @@ def walk_batch(scores, y, starts, ends, n_pos, kind, lt, c_all, delta):
         sp, pos_ids = unpack(pos, s, shift)
         n_neg = neg.size
         builtin_table(kind, n_pos[k], table)
-        bound = Bound(sp, 2.0 / (n_pos[k] * n_neg), kind, lt, table[0] if kind == KIND_NDCG_LOG2 else 0.0)
+        bound = walk_bound(sp, n_neg, kind, table, lt)
         neg = neg[:sort_above_bottom(neg, shift, s, bound, c_all[a:b])]
-        counts = _walk_core(s, sp, pos_ids, neg, n_neg, shift, kind, table, lt, c_all[a:b])
+        counts = _walk_core(s, bound, pos_ids, neg, n_neg, shift, table, c_all[a:b])
         delta[k] = builtin_value(kind, counts)
