@@ -135,22 +135,18 @@ def split_bottom(neg, shift, scores, bound, c):
     above[0] = n - n_below
     for b in range(_BINS):
         above[b + 1] = above[b] + count[b]
+    for b in range(_BINS - 2, -1, -1):  # top[b]: the largest score in bins b on (the last bin holds
+        top[b] = max(top[b], top[b + 1])  # the lowest negative, so every top is a score)
     lo, hi = 0, _BINS  # the first bin from which the certificate holds is in [lo, hi] (hi: none)
     while lo < hi:
         mid = (lo + hi) // 2
-        b = mid
-        while b < _BINS and count[b] == 0:
-            b += 1
-        if b < _BINS and steps_hold(bound, top[b], above[b] + 1):
+        if steps_hold(bound, top[mid], above[mid] + 1):
             hi = mid
         else:
             lo = mid + 1
-    b = lo
-    while b < _BINS and count[b] == 0:
-        b += 1
-    if b == _BINS:
+    if lo == _BINS:
         return n
-    theta = top[b]
+    theta = top[lo]
     kept = 0
     for t in range(n):  # branch-free: which keys stay is unpredictable
         key = neg[t]
