@@ -1,8 +1,9 @@
 """Packed sort keys of one query's scores (the sort of QS's walk path, :mod:`._qs_walk`).
 
 Each score is packed with its index into a uint64 whose high bits are an order-preserving image of
-−score and whose low bits are the index, so that one sort of the keys (numpy's SIMD sort for one
-query; :func:`sort_score_keys` inside a compiled loop) orders the samples by (−score, index) — except keys whose
+−score and whose low bits are the index, so that one sort of the keys (for one
+query :func:`._key_sort.sort_large`: numpy's sort or a radix sort; :func:`sort_score_keys` inside a
+compiled loop) orders the samples by (−score, index) — except keys whose
 high bits tie (scores equal or a few ulps apart), which come by index and are repaired after.
 
 Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES`` entries
@@ -15,6 +16,8 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
+
+from ._key_sort import sort_large
 
 __all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "packed_keys", "sorted_keys",
            "packed_order", "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys",
@@ -339,7 +342,7 @@ def positive_keys(scores, y, n_pos, buf):
 
 def packed_keys(scores, y, n_pos):
     """Packed keys of the positives, in exact (−score, index) order, and of the negatives, not
-    sorted, and the index bits (numpy sorts the positives)."""
+    sorted, and the index bits (the positives sorted by :func:`._key_sort.sort_large`)."""
     if scores.size > _MAX_SAMPLES:
         raise ValueError(f"a query of {scores.size} samples is too large for the packed keys "
                          f"(at most {_MAX_SAMPLES}); use oracle='yue' or 'chakrabarti'")
@@ -349,7 +352,7 @@ def packed_keys(scores, y, n_pos):
     neg = buf[n_pos + 1:scores.size + 2]
     _pack(scores.view(np.uint64), y, shift, pos, neg)
     pos = pos[:-1]
-    pos.sort()
+    sort_large(pos, shift)
     repair(pos, scores, shift)
     return pos, neg[:-1], shift
 
@@ -358,7 +361,7 @@ def sorted_keys(scores, y, n_pos):
     """:func:`packed_keys` with the negatives sorted by key (runs of tied high bits still by index:
     the walk repairs them as it meets them)."""
     pos, neg, shift = packed_keys(scores, y, n_pos)
-    neg.sort()
+    sort_large(neg, shift)
     return pos, neg, shift
 
 

@@ -4,8 +4,9 @@ With many positives the score grid of :mod:`ssvm.losses.qs` needs millions of bi
 cache misses, not arithmetic.  Here instead:
 
 1. **One sort.**  Each score is packed with its index into a uint64 whose high bits are an
-   order-preserving image of −score and whose low bits are the index, and numpy sorts the
-   positives' and the negatives' keys (its SIMD sort: a third of an argsort's time).  Keys whose
+   order-preserving image of −score and whose low bits are the index, and the positives' and
+   the negatives' keys are sorted (:func:`._key_sort.sort_large`: numpy's SIMD sort, a third of an
+   argsort's time, or a radix sort where numpy's is slow).  Keys whose
    high bits tie (scores equal or a few ulps apart) are put in exact (−score, index) order after.
    The negatives certified to rank below every positive (at a trained w, most of them) are set
    aside before the sort (:mod:`._qs_bottom`): their coefficient is 0, and the walk is told how
@@ -47,6 +48,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._key_sort import sort_large
 from ._numerics import EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
 from ._packed_keys import (
     CACHE_MAX_ENTRIES,
@@ -317,7 +319,7 @@ def walk_oracle_core(scores, y, n_pos, c, kind, table):
     lt = inverse_log_table(scores.size + 2) if kind == KIND_NDCG_LOG2 else np.zeros(1)
     bound = walk_bound(sp, n_neg, kind, table, lt)
     neg = neg[:split_bottom(neg, shift, scores, bound, c)]
-    neg.sort()
+    sort_large(neg, shift)
     return _walk_core(scores, bound, pos_ids, neg, n_neg, shift, table, c)
 
 

@@ -102,7 +102,7 @@ def ranked_by_score(scores, y, starts, ends, loss):
     delta_small = np.empty(int(small.sum()))
     _ranked_kernel(scores, y, starts[small], ends[small], kind, True, c, delta_small)
     delta[small] = delta_small
-    for k in np.flatnonzero(~small):  # numpy's SIMD sort of packed keys beats the compiled one here
+    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (._key_sort)
         a, b = starts[k], ends[k]
         c[a:b], delta[k] = _ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, True)
     return c, delta

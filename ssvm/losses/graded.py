@@ -23,6 +23,7 @@ batch function: the other NDCG oracles, the ranking by score of the direct loss)
 import numpy as np
 
 from ._graded_kernel import GAIN_CODES, graded_query, graded_small_batch, level_alphas, pack_all
+from ._key_sort import sort_large
 from ._packed_keys import index_bits, repair
 from ._qs_walk import inverse_log_table
 from ._score_ranking import ranked_by_score
@@ -117,13 +118,13 @@ def graded_ndcg_batch(scores, y, starts, ends, gain="exponential"):
         delta_small = np.empty(int(np.count_nonzero(small)))
         graded_small_batch(scores, grades, starts[small], ends[small], code, lt, c, delta_small)
         delta[small] = delta_small
-    for k in np.flatnonzero(~small):  # numpy's SIMD sort of the packed keys beats the compiled one here
+    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (._key_sort)
         a, b = starts[k], ends[k]
         s = np.ascontiguousarray(scores[a:b])
         shift = index_bits(b - a)
         keys = np.empty(b - a, dtype=np.uint64)
         pack_all(s, shift, keys)
-        keys.sort()
+        sort_large(keys, shift)
         repair(keys, s, shift)
         work = (np.empty(b - a, dtype=np.uint64), np.empty(b - a, dtype=np.uint64), np.empty(b - a))
         delta[k] = graded_query(s, grades[a:b], keys, shift, code, lt, *work, c[a:b])
