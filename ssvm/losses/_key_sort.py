@@ -21,12 +21,14 @@ import time
 import numpy as np
 from numba import njit
 
-__all__ = ["RADIX_MIN", "radix_sort_high", "sort_large", "sort_choice"]
+__all__ = ["CACHE_MAX_ENTRIES", "RADIX_MIN", "kept_keys", "radix_sort_high", "sort_large", "sort_choice"]
 
 RADIX_MIN = 1 << 15  # fewer keys: numpy's sort (a radix pass over 2048 buckets costs more there)
 _DIGIT = 11
 _BUCKETS = 1 << _DIGIT
-_KEEP_MAX = 1 << 24  # as the key buffer of ._packed_keys: 128 MiB
+#: work arrays (:func:`kept_keys`) and the walk's 1/log2 table are kept for queries of up to this many
+#: samples (2^24: 128 MiB each)
+CACHE_MAX_ENTRIES = 1 << 24
 _LOCAL = threading.local()
 _CHOICE = {}  # "sort": "numpy" or "radix", once timed
 
@@ -68,15 +70,18 @@ def radix_sort_high(keys, shift, work):
         keys[:] = src
 
 
-def _work(n):
-    """A uint64 scratch array of at least ``n`` entries, kept per thread up to ``_KEEP_MAX``
-    entries (a training run sorts the same query every round: its pages fault once)."""
-    buf = getattr(_LOCAL, "work", None)
+def kept_keys(name, n):
+    """A uint64 work array of at least ``n`` entries, kept per thread under ``name`` from call to
+    call: a training run asks for the same query again and again, and reusing the pages saves their
+    faults (a few ms per call at N = 10^6).  Bounded: past ``CACHE_MAX_ENTRIES`` the call gets an
+    array of its own and the kept one stays as it is."""
+    buf = getattr(_LOCAL, name, None)
     if buf is not None and buf.size >= n:
         return buf
-    if n > _KEEP_MAX:
+    if n > CACHE_MAX_ENTRIES:
         return np.empty(n, dtype=np.uint64)
-    buf = _LOCAL.work = np.empty(n, dtype=np.uint64)
+    buf = np.empty(n, dtype=np.uint64)
+    setattr(_LOCAL, name, buf)
     return buf
 
 
@@ -88,7 +93,7 @@ def _seconds(sort, keys):
 
 def _choose(keys, shift):
     """Sort ``keys`` (in place) both ways, twice each, and keep the faster way for the process."""
-    work = _work(keys.size)
+    work = kept_keys("work", keys.size)
     radix_sort_high(keys[:2].copy(), shift, work)  # compiled (or loaded) before it is timed
     ways = {"numpy": lambda a: a.sort(), "radix": lambda a: radix_sort_high(a, shift, work)}
     times = {name: min(_seconds(sort, keys.copy()) for _ in range(2)) for name, sort in ways.items()}
@@ -105,7 +110,7 @@ def sort_large(keys, shift):
     elif "sort" not in _CHOICE:
         _choose(keys, shift)
     elif _CHOICE["sort"] == "radix":
-        radix_sort_high(keys, shift, _work(keys.size))
+        radix_sort_high(keys, shift, kept_keys("work", keys.size))
     else:
         keys.sort()
 

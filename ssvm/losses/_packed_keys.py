@@ -10,21 +10,17 @@ Cache: a per-thread key buffer, kept from call to call up to ``CACHE_MAX_ENTRIES
 (128 MiB); a larger query gets a buffer of its own, not kept.
 """
 
-import threading
-
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._key_sort import sort_large
+from ._key_sort import CACHE_MAX_ENTRIES, kept_keys, sort_large
 
 __all__ = ["CACHE_MAX_ENTRIES", "batch_scratch", "query_keys", "positive_keys", "packed_keys", "sorted_keys",
            "packed_order", "repair", "repair_run", "unpack", "index_bits", "sort_keys", "sort_score_keys",
            "bucket_keys", "key_bucket", "sort_buckets"]
 
-#: the key buffer and the walk's 1/log2 table are kept for queries of up to this many samples (2^24: 128 MiB each)
-CACHE_MAX_ENTRIES = 1 << 24
 # repair_run's exact keys hold an index and as many bits of the score: 2 · index_bits(n) <= 64
 _MAX_SAMPLES = 1 << 32
 _INSERTION_MAX = 32  # sort_keys sorts up to this many keys by insertion
@@ -277,23 +273,6 @@ def index_bits(n):
     return shift
 
 
-_LOCAL = threading.local()
-
-
-def _key_buffer(n):
-    """A uint64 work array of at least ``n`` entries, kept per thread from call to call: a training
-    run asks for the same query again and again, and reusing the pages saves their faults (a few
-    ms per call at N = 10^6).  Bounded: past ``CACHE_MAX_ENTRIES`` the call gets an array of its
-    own and the kept one stays as it is."""
-    buf = getattr(_LOCAL, "keys", None)
-    if buf is not None and buf.size >= n:
-        return buf
-    if n > CACHE_MAX_ENTRIES:
-        return np.empty(n, dtype=np.uint64)
-    buf = _LOCAL.keys = np.empty(n, dtype=np.uint64)
-    return buf
-
-
 @njit(cache=True)
 def batch_scratch(starts, ends):
     """Work arrays of a compiled loop over the queries ``[starts[k], ends[k])``: a key buffer for
@@ -347,7 +326,7 @@ def packed_keys(scores, y, n_pos):
         raise ValueError(f"a query of {scores.size} samples is too large for the packed keys "
                          f"(at most {_MAX_SAMPLES}); use oracle='yue' or 'chakrabarti'")
     shift = index_bits(scores.size)
-    buf = _key_buffer(scores.size + 2)
+    buf = kept_keys("keys", scores.size + 2)
     pos = buf[:n_pos + 1]
     neg = buf[n_pos + 1:scores.size + 2]
     _pack(scores.view(np.uint64), y, shift, pos, neg)

@@ -4,6 +4,7 @@ the caches kept from call to call (bounded: past the bound a call gets arrays of
 import numpy as np
 import pytest
 
+from ssvm.losses import _key_sort as key_sort
 from ssvm.losses import _packed_keys as keys
 from ssvm.losses import _qs_walk as walk
 
@@ -58,15 +59,20 @@ def test_index_bits():
         assert keys.index_bits(n) == max((n - 1).bit_length(), 1)
 
 
-def test_key_buffer_is_kept_up_to_its_bound(monkeypatch):
-    monkeypatch.setattr(keys, "CACHE_MAX_ENTRIES", 1000)
-    monkeypatch.setattr(keys._LOCAL, "keys", None, raising=False)
-    a = keys._key_buffer(500)
-    assert keys._key_buffer(400) is a  # reused
-    big = keys._key_buffer(5000)
+@pytest.mark.parametrize("name", ["keys", "work"])
+def test_key_buffers_are_kept_up_to_their_bound(monkeypatch, name):
+    """The packed keys' buffer and the radix sort's work array (``._key_sort.kept_keys``), each
+    kept per thread under its name."""
+    monkeypatch.setattr(key_sort, "CACHE_MAX_ENTRIES", 1000)
+    for kept in ("keys", "work"):
+        monkeypatch.setattr(key_sort._LOCAL, kept, None, raising=False)
+    a = key_sort.kept_keys(name, 500)
+    assert key_sort.kept_keys(name, 400) is a  # reused
+    assert key_sort.kept_keys("work" if name == "keys" else "keys", 400) is not a  # one array a name
+    big = key_sort.kept_keys(name, 5000)
     assert big.size >= 5000 and big is not a
-    assert keys._LOCAL.keys is a  # past the bound: not kept
-    assert keys._key_buffer(800) is not a and keys._LOCAL.keys.size >= 800  # grown within the bound
+    assert getattr(key_sort._LOCAL, name) is a  # past the bound: not kept
+    assert key_sort.kept_keys(name, 800) is not a and getattr(key_sort._LOCAL, name).size >= 800  # grown
 
 
 def test_inverse_log_table_is_kept_up_to_its_bound(monkeypatch):
