@@ -8,7 +8,6 @@
 * :func:`one_pass_seconds`: the floor itself, the faster of two ways to read X once for ``X @ w``
   at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on numba's
   threads from 8 MB of X on; what the two-pass round and a large query's round call);
-* :func:`alternated_seconds`: calls timed in turn, so that a ratio compares calls made side by side;
 * :func:`simd_sort`: which SIMD sort numpy's ``np.sort`` runs on this CPU.
 """
 
@@ -37,16 +36,6 @@ def simd_sort():
     return f"numpy {np.__version__} np.sort: {kind}; SIMD found: {', '.join(found) or 'none'}"
 
 
-def _pass_ways(X, w):
-    """The two ways of :func:`one_pass_seconds` as ``{name: call}``: numpy's ``X @ w`` (``w`` in X's
-    dtype, as many BLAS threads as the caller allows) and ssvm's product (float64 sums, numba's
-    threads as set)."""
-    from ssvm.problem._products import scores
-
-    w_x = w.astype(X.dtype)
-    return {"numpy": lambda: X @ w_x, "ssvm": lambda: scores(X, w)}
-
-
 def one_pass_seconds(X, w, repeats, threads):
     """Median seconds of one pass over dense ``X`` for ``X @ w`` at ``threads`` threads, two ways,
     and the faster: ``{"numpy": ..., "ssvm": ..., "floor": ..., "by": name}``.
@@ -56,31 +45,19 @@ def one_pass_seconds(X, w, repeats, threads):
     """
     from threadpoolctl import threadpool_limits
 
+    from ssvm.problem._products import scores
+
+    w_x = w.astype(X.dtype)
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         with threadpool_limits(limits=threads, user_api="blas"):
-            times = {name: median_seconds(call, repeats) for name, call in _pass_ways(X, w).items()}
+            times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
+        times["ssvm"] = median_seconds(lambda: scores(X, w), repeats)
     finally:
         numba.set_num_threads(before)
     by = min(times, key=times.get)
     return {**times, "floor": times[by], "by": by}
-
-
-def alternated_seconds(calls, repeats):
-    """``{name: [seconds, ...]}`` of ``calls`` (``{name: fn}``) timed in turn, one of each per
-    repetition, after one untimed call of each: on a shared machine the memory bandwidth moves
-    with the other tenants, and a ratio of two calls timed side by side moves less than the ratio
-    of two medians timed minutes apart."""
-    for fn in calls.values():
-        fn()
-    times = {name: [] for name in calls}
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return times
 
 
 def median_seconds(fn, repeats, clock=time.perf_counter):
@@ -133,11 +110,7 @@ def fitted_w(X, y, query_size, n_fit=100_000):
 
 
 def _round_cells(data, query_size, rng, repeats, threads):
-    """The cells of :func:`round_rows` for one ``(X, y, queries)`` (freed on return): the passes and
-    the rounds timed in turn (:func:`alternated_seconds`); a ratio is the median over the
-    repetitions of the round's time over the faster pass of the same repetition."""
-    from threadpoolctl import threadpool_limits
-
+    """The cells of :func:`round_rows` for one ``(X, y, queries)`` (freed on return)."""
     from ssvm.losses import get_oracle
     from ssvm.problem import StructuredHinge
     X, y, queries = data
@@ -147,20 +120,18 @@ def _round_cells(data, query_size, rng, repeats, threads):
     for w_name, w in (("random", rng.normal(size=X.shape[1]) * 0.1), ("fitted", fitted_w(X, y, query_size))):
         in_cache = in_cache_ns_per_row(X, y, queries, w, repeats)
         for n_threads in threads:
+            one = one_pass_seconds(X, w, repeats, n_threads)
+            t_xw = one["floor"]
             numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
-            with threadpool_limits(limits=n_threads, user_api="blas"):  # numpy's pass; the rounds use no BLAS
-                times = alternated_seconds({**_pass_ways(X, w), "fused": lambda w=w: fused.plane(w),
-                                            "plain": lambda w=w: plain.plane(w)}, repeats)
-            ms = {name: 1e3 * float(np.median(t)) for name, t in times.items()}
-            passes = np.minimum(times["numpy"], times["ssvm"])
+            t_fused = median_seconds(lambda w=w: fused.plane(w), repeats)
+            t_plain = median_seconds(lambda w=w: plain.plane(w), repeats)
             floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
             rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "w": w_name, "threads": n_threads,
-                         "numpy X@w ms": ms["numpy"], "ssvm X@w ms": ms["ssvm"],
-                         "one pass ms": 1e3 * float(np.median(passes)),
-                         "pass by": "numpy" if ms["numpy"] <= ms["ssvm"] else "ssvm",
-                         "fused round ms": ms["fused"], "fused / pass": float(np.median(times["fused"] / passes)),
-                         "two-pass round ms": ms["plain"], "two-pass / pass": float(np.median(times["plain"] / passes)),
-                         "in-cache ns/row": in_cache, "compute floor / pass": floor / float(np.median(passes)),
+                         "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
+                         "one pass ms": 1e3 * t_xw, "pass by": one["by"],
+                         "fused round ms": 1e3 * t_fused, "fused / pass": t_fused / t_xw,
+                         "two-pass round ms": 1e3 * t_plain, "two-pass / pass": t_plain / t_xw,
+                         "in-cache ns/row": in_cache, "compute floor / pass": floor / t_xw,
                          "target": f"<= {ROUND_TARGET:g}x at 2 threads" if n_threads == 2 else ""})
     return rows
 
