@@ -50,9 +50,9 @@ def test_radix_is_numpys_sort(case, n):
     np.testing.assert_array_equal(_radix(keys, shift), np.sort(keys))
 
 
-@pytest.mark.parametrize("shift", [1, 5, 9, 11, 12, 20, 22, 32, 42, 53, 63])
+@pytest.mark.parametrize("shift", [1, 4, 5, 9, 10, 11, 12, 14, 20, 22, 32, 42, 53, 54, 63])
 def test_radix_any_shift_and_pass_count(shift):
-    """Every shift: one to six passes (an odd or even number moved: the copy back)."""
+    """Every shift: one to seven passes (an odd or even number moved: the copy back)."""
     rng = np.random.default_rng(shift)
     for _ in range(20):
         n = int(rng.integers(1, 300))
