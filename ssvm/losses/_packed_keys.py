@@ -268,7 +268,7 @@ def unpack(keys, scores, shift):
 def index_bits(n):
     """Low bits of a key that hold a sample's index, for a query of ``n`` samples."""
     shift = 1
-    while (n - 1) >> shift:  # (n − 1).bit_length(), at least 1
+    while (n - 1) >> shift > 0:  # (n − 1).bit_length(), at least 1 (and 1 for n = 0, not a loop forever)
         shift += 1
     return shift
 

@@ -90,7 +90,26 @@ class Oracle:
         c : ndarray of float64, shape (n,)
             Each query's ``c`` in its rows, zero elsewhere.
         delta : ndarray of float64, shape (Q,)
+
+        Raises
+        ------
+        ValueError
+            For an empty query, and when an oracle fails on a query without a positive or a
+            negative (named in the message); the rest of the input is not checked (see
+            :func:`loss_augmented_inference` for a checked call).
         """
+        empty = np.flatnonzero(np.asarray(ends) <= np.asarray(starts))
+        if empty.size:
+            k = int(empty[0])
+            raise ValueError(f"query {k} is empty (starts[{k}] = {starts[k]}, ends[{k}] = {ends[k]}): every query "
+                             f"needs a positive and a negative row; drop it")
+        try:
+            return self._batch(scores, y, starts, ends)
+        except ZeroDivisionError:
+            self._name_degenerate_query(y, starts, ends)
+            raise
+
+    def _batch(self, scores, y, starts, ends):
         if self.batched is not None:
             return self.batched(scores, y, starts, ends, **self.params)
         c_all = np.zeros(scores.shape[0])
@@ -103,6 +122,20 @@ class Oracle:
                 raise ValueError(f"oracle returned c of shape {c.shape} for a query of {b - a} samples")
             c_all[a:b] = c
         return c_all, delta
+
+    def _name_degenerate_query(self, y, starts, ends):
+        """Raise a ValueError naming the first query without a positive or a negative (for a
+        graded oracle: whose grades are all equal), if there is one."""
+        y = np.asarray(y)
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            labels = y[a:b]
+            if self.graded and labels.min() == labels.max():
+                raise ValueError(f"query {k} (rows {a}:{b}) has all its grades equal ({labels[0]}): no ranking of "
+                                 f"it has a loss; drop it") from None
+            if not self.graded and (not labels.any() or labels.all()):
+                which = "positive" if not labels.any() else "negative"
+                raise ValueError(f"query {k} (rows {a}:{b}) has no {which} row: every query needs a positive and a "
+                                 f"negative; drop it") from None
 
 
 def as_oracle(oracle):

@@ -114,3 +114,50 @@ def test_direct_loss_and_check_arguments():
         check_qs_suitable("ap", 2, 2)
     with pytest.raises(ValueError, match="integers >= 1"):
         check_qs_suitable(__import__("ssvm.losses", fromlist=["APLoss"]).APLoss(), 0, 2)
+
+
+BATCH_LOSSES = [(loss, oracle) for loss in ("ap", "ndcg", "precision_at_k") for oracle in supported_oracles(loss)
+                if oracle != "brute"]
+
+
+def _batch_oracle(loss, oracle, **params):
+    return get_oracle(loss, oracle, **({"k": 1} if loss == "precision_at_k" else {}), **params)
+
+
+@pytest.mark.timeout(60)  # an empty query once looped forever in the packed keys' index bits
+@pytest.mark.parametrize("loss,oracle", BATCH_LOSSES + [("zero_one", "auto")])
+def test_batch_refuses_an_empty_query(loss, oracle):
+    o = _batch_oracle(loss, oracle)
+    s, y = np.array([1.0, 0.5, 0.2]), np.array([True, False, True])
+    with pytest.raises(ValueError, match=r"query 1 is empty \(starts\[1\] = 3, ends\[1\] = 3\)"):
+        o.batch(s, y if not o.graded else y.astype(np.int64), np.array([0, 3]), np.array([3, 3]))
+
+
+@pytest.mark.parametrize("loss,oracle", BATCH_LOSSES)
+@pytest.mark.parametrize("labels,which", [([True, True], "no negative"), ([False, False], "no positive")])
+def test_batch_names_a_query_without_a_positive_or_a_negative(loss, oracle, labels, which):
+    o = _batch_oracle(loss, oracle, **({"gain": "binary"} if loss == "ndcg" else {}))
+    s, y = np.array([1.0, 0.5, 0.2, 0.1]), np.array([True, False, *labels])
+    try:
+        c, delta = o.batch(s, y, np.array([0, 2]), np.array([2, 4]))
+    except ValueError as err:  # an oracle that cannot serve it says which query and why
+        assert f"query 1 (rows 2:4) has {which} row" in str(err)
+    else:  # one that can gives the degenerate query's own answer: no loss to gain
+        assert np.isfinite(delta).all() and np.isfinite(c).all()
+
+
+def test_graded_batch_names_a_query_whose_grades_are_equal():
+    """With 0/1 grades the graded oracle is the binary one, which cannot serve the query: named;
+    with more grades it skips it (no loss, no coefficients), as DESIGN §9 says."""
+    o = get_oracle("ndcg")
+    s, starts, ends = np.array([0.5, 1.0, 0.2, 0.1]), np.array([0, 2]), np.array([2, 4])  # query 0 mis-ranked
+    with pytest.raises(ValueError, match=r"query 1 \(rows 2:4\) has all its grades equal \(1\)"):
+        o.batch(s, np.array([1, 0, 1, 1]), starts, ends)
+    c, delta = o.batch(s, np.array([2, 0, 1, 1]), starts, ends)
+    assert delta[1] == 0.0 and not c[2:].any() and delta[0] > 0
+
+
+def test_index_bits_of_no_sample_ends():
+    from ssvm.losses._packed_keys import index_bits
+
+    assert index_bits(0) == 1 and index_bits(1) == 1
