@@ -11,7 +11,8 @@ thresholds t ≤ v_0 leave no row irrelevant, cost nothing and only count in IDC
 Per query the rows' packed keys (:mod:`._packed_keys`) are sorted and repaired once, in exact
 (−score, index) order; each level splits them in one pass into its positives and negatives, both
 still in that order, and runs the certified walk of :mod:`._qs_walk` (exact for any P and N; its
-result is bit for bit the grid's), accumulating ``c += α_k c_k`` and ``delta += α_k δ_k``.  With
+result is bit for bit the grid's) on the negatives ahead of those certified to rank last
+(:func:`~._qs_bottom.sorted_bottom`), accumulating ``c += α_k c_k`` and ``delta += α_k δ_k``.  With
 one level (0/1 grades) α is exactly 1 and the answer is the binary walk's, bit for bit.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from ._packed_keys import _key, index_bits, repair, sort_score_keys, unpack
-from ._qs_bottom import walk_bound
+from ._qs_bottom import sorted_bottom, walk_bound
 from ._qs_walk import _walk_core
 from .rank_losses import KIND_NDCG_LOG2, builtin_table, builtin_value, ndcg_norm
 
@@ -135,7 +136,8 @@ def graded_query(s, r, keys, shift, code, lt, pos, neg, c_t, c):
         sp, pos_ids = unpack(pos[:n_pos], s_sorted, shift)
         builtin_table(KIND_NDCG_LOG2, n_pos, table)
         bound = walk_bound(sp, n_neg, KIND_NDCG_LOG2, table, lt)
-        counts = _walk_core(s_sorted, bound, pos_ids, neg[:n_neg], n_neg, shift, table, c_t[:n])
+        kept = sorted_bottom(neg[:n_neg], shift, s_sorted, bound, c_t[:n])  # the rest rank last: not walked
+        counts = _walk_core(s_sorted, bound, pos_ids, neg[:kept], n_neg, shift, table, c_t[:n])
         delta += alpha[k] * builtin_value(KIND_NDCG_LOG2, counts)
         for t in range(n):
             c_sorted[t] += alpha[k] * c_t[t]

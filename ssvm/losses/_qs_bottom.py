@@ -21,6 +21,8 @@ non-increasing function of the score).  Setting aside the bins from b on, θ is 
 them and j0 − 1 the number of negatives above them; the certificate only gets easier as b grows, so
 a bisection finds the first b for which it holds.  Many small queries (:func:`sort_above_bottom`,
 inside the batch's loop): the same bisection over the bucket sort's own buckets, at no extra pass.
+Negatives already sorted (:func:`sorted_bottom`: graded NDCG's per-level walks, which sort a query
+once for all its levels): the bisection runs over their positions, and saves the walk, not a sort.
 
 The set-aside is skipped when under 1/16 of the negatives lie below the lowest positive (it would
 save less than its passes cost; for a large query, judged first on 64 keys spread over it), and in
@@ -38,8 +40,8 @@ from ._packed_keys import _INSERTION_MAX, bucket_keys, key_bucket, sort_buckets,
 from ._rank_kernels import loss_step
 from .rank_losses import KIND_AP, KIND_NDCG_LOG2
 
-__all__ = ["Bound", "LT_MONOTONE", "split_bottom", "sort_above_bottom", "steps_hold", "set_aside_allowed",
-           "walk_bound"]
+__all__ = ["Bound", "LT_MONOTONE", "split_bottom", "sort_above_bottom", "sorted_bottom", "steps_hold",
+           "set_aside_allowed", "walk_bound"]
 
 #: the 1/log2 table's computed differences never fall up to here (a test checks every entry; the first
 #: that falls is near 1.43·10^7, past which a computed difference is as small as its rounding error)
@@ -87,6 +89,31 @@ def steps_hold(bound, theta, j0):
         if not (sp[k - 1] - theta) * bound.inv + d >= 0.0:
             return False
     return True
+
+
+@njit(cache=True)
+def sorted_bottom(neg, shift, scores, bound, c):
+    """For negatives' keys already sorted in exact (−score, index) order: how many lead before the
+    first one certified to rank below every positive (``neg.size`` when none is), by a bisection
+    over the positions — a negative at position m has order m + 1 and the largest score of those
+    from m on; the keys from the cut on get coefficient 0 in ``c``.
+
+    ``scores``: the query's scores; ``bound``: its steps (:class:`Bound`); ``shift``: the keys'
+    index bits."""
+    n = neg.size
+    if n == 0 or not set_aside_allowed(bound, n + bound.sp.size):
+        return n
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    lo, hi = 0, n  # the first position from which the certificate holds is in [lo, hi] (hi: none)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if steps_hold(bound, scores[np.int64(neg[mid] & low)], mid + 1):
+            hi = mid
+        else:
+            lo = mid + 1
+    for t in range(lo, n):
+        c[np.int64(neg[t] & low)] = 0.0
+    return lo
 
 
 @njit(cache=True)

@@ -10,12 +10,21 @@ from test_qs_walk import LOSSES, _exact
 
 from ssvm.losses import _packed_keys as keys
 from ssvm.losses import get_oracle
-from ssvm.losses._qs_bottom import LT_MONOTONE, Bound, sort_above_bottom, split_bottom, steps_hold
+from ssvm.losses._qs_bottom import LT_MONOTONE, Bound, sort_above_bottom, sorted_bottom, split_bottom, steps_hold
 from ssvm.losses._qs_walk import inverse_log_table, walk_oracle_core
 from ssvm.losses._rank_kernels import Objective, best_rank, sorted_negatives
 from ssvm.losses.rank_losses import KIND_AP
 
-HOWS = {"split": split_bottom, "sort_above": sort_above_bottom}
+
+def _sorted_bottom(neg, shift, scores, bound, c):
+    """:func:`sorted_bottom` as graded NDCG's levels call it: on the negatives' keys sorted and
+    repaired first (in place, as the other cuts leave theirs)."""
+    neg.sort()
+    keys.repair(neg, scores, shift)
+    return sorted_bottom(neg, shift, scores, bound, c)
+
+
+HOWS = {"split": split_bottom, "sort_above": sort_above_bottom, "sorted": _sorted_bottom}
 
 
 def _bound(sp, n_neg, loss, lt_size=None):
@@ -40,7 +49,7 @@ def _split(s, y, how="split", loss="ap"):
     bound, obj = _bound(sp, neg.size, loss)
     c = np.full(s.size, np.nan)
     kept = HOWS[how](neg, shift, s, bound, c)
-    if how == "sort_above":
+    if how in ("sort_above", "sorted"):
         assert np.all(neg[:kept][:-1] < neg[:kept][1:])
     low = (1 << shift) - 1
     set_aside = np.setdiff1d(np.flatnonzero(~y), (neg[:kept] & np.uint64(low)).astype(np.int64))
@@ -207,13 +216,17 @@ def test_the_kept_log_table_differences_never_fall():
 
 @pytest.mark.parametrize("how", list(HOWS))
 def test_nothing_is_set_aside_when_not_allowed_or_worth_it(how):
-    """Nothing is set aside when fewer than 1/16 of the negatives would be, or for NDCG when the
-    query is larger than the log table the certificate was checked on."""
+    """Nothing is set aside when fewer than 1/16 of the negatives would be (where the cut costs
+    passes over the keys: not for keys already sorted, whose cut is a bisection), or for NDCG when
+    the query is larger than the log table the certificate was checked on."""
     rng = np.random.default_rng(4)
     s = rng.normal(size=2_000)
     y = rng.random(s.size) < 0.2
     s[~y & (np.arange(s.size) < 40)] -= 100.0  # a few far below: under 1/16 of the negatives
-    assert _split(s, y, how)[0].size == 0
+    if how == "sorted":  # every one far below, and the lowest of the others that the certificate covers
+        assert np.count_nonzero(s < -50.0) <= _assert_all_below(s, y, how) < 0.1 * np.count_nonzero(~y)
+    else:
+        assert _split(s, y, how)[0].size == 0
     _exact_both(s, y)
     s = np.concatenate([np.arange(100.0, 110.0), -5000.0 - np.arange(1000.0)])
     y = np.arange(s.size) < 10
@@ -237,3 +250,47 @@ def test_subnormal_spread_is_not_binned():
     bound = _bound(keys.unpack(pos, s, shift)[0], neg.size, "ap")[0]
     assert checked(neg.copy(), shift, s, bound, np.empty(s.size)) == neg.size
     _exact_both(s, y)
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_the_sorted_cut_is_the_first_position_that_holds(loss):
+    """sorted_bottom's bisection finds exactly the first position m whose certificate (score of
+    the m-th negative, order m + 1) holds, as a scan from the front finds it."""
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        s, y = _separated(rng, int(rng.integers(2, 300)), rng.uniform(0.02, 0.6), rng.uniform(0, 6))
+        if rng.random() < 0.3:
+            s = np.round(s, 1)
+        n_pos = int(y.sum())
+        pos, neg, shift = keys.packed_keys(s, y, n_pos)
+        neg = np.sort(neg)
+        keys.repair(neg, s, shift)
+        bound = _bound(keys.unpack(pos, s, shift)[0], neg.size, loss)[0]
+        low = np.uint64((1 << shift) - 1)
+        first = next((m for m in range(neg.size) if steps_hold(bound, s[int(neg[m] & low)], m + 1)), neg.size)
+        assert sorted_bottom(neg, shift, s, bound, np.zeros(s.size)) == first
+
+
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+def test_graded_levels_set_aside_and_stay_exact(gain):
+    """Graded NDCG's levels with the set-aside (one sort, a cut and a walk per level), on
+    trained-like scores where most negatives of every level rank last: bit for bit the sum over
+    the levels of the binary QS batch oracle (whose cut is the bucket sort's) — and the exhaustive
+    per-threshold oracle on tiny queries."""
+    from ssvm.losses.graded import combine_levels, graded_ndcg_batch
+    from ssvm.losses.qs import qs_batch
+
+    ndcg = LOSSES["ndcg"][0]
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        sizes = rng.choice([2, 6, 40, 300, 2000], int(rng.integers(1, 12)))
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        r = rng.choice(5, ends[-1], p=[0.5, 0.3, 0.12, 0.06, 0.02])
+        r[starts], r[ends - 1] = 3, 0
+        s = 2.0 * r + rng.normal(size=r.size) * rng.choice([0.05, 0.5, 1.0])
+        if trial % 3 == 0:
+            s = np.round(s, 1)  # ties
+        c, delta = graded_ndcg_batch(s, r, starts, ends, gain)
+        c2, d2 = combine_levels(lambda *a: qs_batch(*a, ndcg), s, r, starts, ends, gain)  # noqa: B023
+        assert np.array_equal(c, c2) and np.array_equal(delta, d2)
