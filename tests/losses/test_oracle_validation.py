@@ -148,7 +148,7 @@ def test_batch_names_a_query_without_a_positive_or_a_negative(loss, oracle, labe
 
 def test_graded_batch_names_a_query_whose_grades_are_equal():
     """With 0/1 grades the graded oracle is the binary one, which cannot serve the query: named;
-    with more grades it skips it (no loss, no coefficients), as DESIGN §9 says."""
+    with more grades it skips it (no loss, no coefficients; docs/design.md §9)."""
     o = get_oracle("ndcg")
     s, starts, ends = np.array([0.5, 1.0, 0.2, 0.1]), np.array([0, 2]), np.array([2, 4])  # query 0 mis-ranked
     with pytest.raises(ValueError, match=r"query 1 \(rows 2:4\) has all its grades equal \(1\)"):
