@@ -25,7 +25,7 @@ def simd_sort():
     from numpy._core._multiarray_umath import __cpu_features__ as features
 
     found = [name for name in ("X86_V4", "AVX512_SKX", "X86_V3", "AVX2", "ASIMD", "SVE") if features.get(name)]
-    if features.get("AVX512_SKX") or features.get("X86_V4"):
+    if _sorts_with_avx512():
         kind = "x86-simd-sort, AVX-512"
     elif features.get("AVX2"):
         kind = "x86-simd-sort, AVX2 (AVX-512 not found)"
@@ -34,6 +34,13 @@ def simd_sort():
     else:
         kind = "none: numpy's scalar introsort (the slow non-SIMD sort)"
     return f"numpy {np.__version__} np.sort: {kind}; SIMD found: {', '.join(found) or 'none'}"
+
+
+def _sorts_with_avx512():
+    """Whether numpy dispatches its AVX-512 sort on this CPU."""
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+
+    return bool(features.get("AVX512_SKX") or features.get("X86_V4"))
 
 
 def one_pass_seconds(X, w, repeats, threads):
@@ -215,9 +222,7 @@ def sort_without_avx512_seconds(neg, repeats):
     import sys
     import tempfile
 
-    from numpy._core._multiarray_umath import __cpu_features__ as features
-
-    if not (features.get("AVX512_SKX") or features.get("X86_V4")):
+    if not _sorts_with_avx512():
         return None
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "neg.npy")

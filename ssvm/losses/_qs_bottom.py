@@ -92,6 +92,15 @@ def steps_hold(bound, theta, j0):
 
 
 @njit(cache=True)
+def _rank_last(keys, shift, c):
+    """Coefficient 0 in ``c`` for the negatives of ``keys``, set aside: they rank below every
+    positive."""
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    for t in range(keys.size):
+        c[np.int64(keys[t] & low)] = 0.0
+
+
+@njit(cache=True)
 def sorted_bottom(neg, shift, scores, bound, c):
     """For negatives' keys already sorted in exact (−score, index) order: how many lead before the
     first one certified to rank below every positive (``neg.size`` when none is), by a bisection
@@ -111,8 +120,7 @@ def sorted_bottom(neg, shift, scores, bound, c):
             hi = mid
         else:
             lo = mid + 1
-    for t in range(lo, n):
-        c[np.int64(neg[t] & low)] = 0.0
+    _rank_last(neg[lo:], shift, c)
     return lo
 
 
@@ -199,9 +207,7 @@ def sort_above_bottom(neg, shift, scores, bound, c):
         return n
     buckets = bucket_keys(neg, shift)
     kept = _bucket_cut(neg, shift, buckets, scores, bound)
-    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
-    for t in range(kept, n):
-        c[np.int64(neg[t] & low)] = 0.0
+    _rank_last(neg[kept:], shift, c)
     sort_buckets(neg, kept, buckets)
     return kept
 

@@ -33,10 +33,10 @@ cache misses, not arithmetic.  Here instead:
    opts of their certified neighbours.
 3. **Coefficients** of Lemma 6, written back to the original positions during the walk.
 
-Time O(N log N) for the sort (numpy's), O(N log P) at worst for the rest; the walk path's result is
-bit for bit the grid's, yue's and chakrabarti's.  :func:`walk_oracle_core` serves one query (numpy
-sorts the keys); :func:`walk_batch` many small ones in one compiled loop (sorted by
-:func:`~._qs_bottom.sort_above_bottom`).
+Time O(N log N) for the sort (O(N) passes for the radix sort), O(N log P) at worst for the rest;
+the walk path's result is bit for bit the grid's, yue's and chakrabarti's.  :func:`walk_oracle_core`
+serves one query (keys sorted by :func:`~._key_sort.sort_large`); :func:`walk_batch` many small
+ones in one compiled loop (sorted by :func:`~._qs_bottom.sort_above_bottom`).
 
 The packed keys live in :mod:`._packed_keys`.  Cache: the 1/log2 table, kept from call to call up
 to ``CACHE_MAX_ENTRIES`` entries (128 MiB; a larger query gets a table of its own, not kept).

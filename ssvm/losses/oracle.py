@@ -124,19 +124,20 @@ class Oracle:
         return c_all, delta
 
     def _name_degenerate_query(self, y, starts, ends):
-        """Raise a ValueError naming the first query without a positive or a negative (for a
-        graded oracle: whose grades are all equal), if there is one."""
+        """Raise a ValueError naming the first query whose labels are all equal — no positive or no
+        negative; for a graded oracle, one grade (the rule of ``_queries.informative_queries``) —
+        if there is one."""
         y = np.asarray(y)
         for k, (a, b) in enumerate(zip(starts, ends)):
-            labels = y[a:b]
-            if self.graded and labels.min() == labels.max():
-                raise ValueError(f"query {k} (rows {a}:{b}) has all its grades equal ({labels[0]}): no ranking of "
+            lowest, highest = y[a:b].min(), y[a:b].max()
+            if lowest < highest:
+                continue
+            if self.graded:
+                raise ValueError(f"query {k} (rows {a}:{b}) has all its grades equal ({highest}): no ranking of "
                                  f"it has a loss; drop it") from None
-            if not self.graded and (not labels.any() or labels.all()):
-                which = "positive" if not labels.any() else "negative"
-                raise ValueError(f"query {k} (rows {a}:{b}) has no {which} row: every query needs a positive and a "
-                                 f"negative; drop it") from None
-
+            which = "negative" if highest > 0 else "positive"
+            raise ValueError(f"query {k} (rows {a}:{b}) has no {which} row: every query needs a positive and a "
+                             f"negative; drop it") from None
 
 def as_oracle(oracle):
     """An :class:`Oracle` as it is, or a plain callable ``f(scores, y) -> (c, delta)`` wrapped as one.
