@@ -179,8 +179,8 @@ def giant_data(seed, n=20_000):
     return X, X[:, 0] + rng.standard_normal(n) > 3.0  # about 1% relevant
 
 
-def test_giant_query_sends_no_per_row_array_to_the_client(client, monkeypatch):
-    X, y = giant_data(15)
+def spy_on_gather(client, monkeypatch):
+    """The pickled size of everything ``client.gather`` brings to the client, as a growing list."""
     sizes = []
     gather = client.gather
 
@@ -191,6 +191,12 @@ def test_giant_query_sends_no_per_row_array_to_the_client(client, monkeypatch):
         return out
 
     monkeypatch.setattr(client, "gather", spy)
+    return sizes
+
+
+def test_giant_query_sends_no_per_row_array_to_the_client(client, monkeypatch):
+    X, y = giant_data(15)
+    sizes = spy_on_gather(client, monkeypatch)
     Xd = da.from_array(X, chunks=(5_000, 4))
     oracle = get_oracle("ap", "auto")
     w = np.array([1.0, 0.2, -0.1, 0.05])
@@ -202,6 +208,19 @@ def test_giant_query_sends_no_per_row_array_to_the_client(client, monkeypatch):
     result = SOLVERS["cutting_plane"](problem, 1.0)  # the rounds of RankSVM(C=1.0).fit(Xd, y)
     n_pos = int(y.sum())
     assert 0 < max(sizes) < 16 * n_pos + 24 * 512 + 2000  # O(P + budget), not a block's 40 kB
+    assert result.n_iter == mem.n_iter_
+    np.testing.assert_allclose(result.w, mem.coef_[0], rtol=1e-8, atol=1e-10)
+
+
+def test_giant_precision_at_k_sends_k_keys_a_block_not_its_rows(client, monkeypatch):
+    X, y = giant_data(18)
+    sizes = spy_on_gather(client, monkeypatch)
+    Xd = da.from_array(X, chunks=(5_000, 4))
+    mem = RankSVM(loss="precision_at_k", k=50, C=1.0).fit(X, y)
+    problem = DaskGiantHinge(Xd, y, get_oracle("precision_at_k", k=50))
+    sizes.clear()
+    result = SOLVERS["cutting_plane"](problem, 1.0)  # the rounds of that fit on the cluster
+    assert 0 < max(sizes) < 17 * 50 + 2000  # the k first keys of a block, not its 40 kB of scores
     assert result.n_iter == mem.n_iter_
     np.testing.assert_allclose(result.w, mem.coef_[0], rtol=1e-8, atol=1e-10)
 

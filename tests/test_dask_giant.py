@@ -15,9 +15,9 @@ import dask  # noqa: E402
 from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
-from ssvm.problem._giant_blocks import BlockRanking, block_samples, count_at_or_before  # noqa: E402
+from ssvm.problem._giant_blocks import BlockRanking, block_samples, count_at_or_before, first_keys  # noqa: E402
 from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
-from ssvm.problem.dask_giant import DaskGiantHinge, giant_loss  # noqa: E402
+from ssvm.problem.dask_giant import DaskGiantHinge, TopK, giant_loss  # noqa: E402
 from ssvm.problem.dask_training import training_set  # noqa: E402
 
 
@@ -81,6 +81,20 @@ def test_block_samples_inside_and_evenly_spaced(n, n_cuts, k, seed):
             assert max(np.diff(cuts) - 1) <= -(-len(inside) // (k + 1))  # runs between samples
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 60), st.integers(1, 70), st.sampled_from(["ties", "zeros", "normal"]), st.integers(0, 2**31 - 1))
+def test_first_keys_are_a_full_sort_cut_at_k(n, k, family, seed):
+    """The k smallest keys (ma, negative, row) in key order: the first k of a full lexsort (-0.0
+    ties with 0.0, so the label and then the row decide)."""
+    rng = np.random.default_rng(seed)
+    ma = {"ties": rng.integers(-2, 3, n).astype(float), "zeros": rng.choice([0.0, -0.0, 1.0], n),
+          "normal": rng.standard_normal(n)}[family]
+    negative = rng.random(n) < 0.6
+    rows = rng.permutation(n) + 50
+    want = np.lexsort((rows, negative, ma))[:k]
+    np.testing.assert_array_equal(first_keys(ma, negative, rows, k), want)
+
+
 def scores_problem(scores, y, loss, chunks, budget):
     """The giant hinge whose scores are ``w`` itself (X = I): its g is the coefficients c."""
     X = da.from_array(np.eye(scores.size), chunks=(chunks, scores.size))
@@ -88,7 +102,7 @@ def scores_problem(scores, y, loss, chunks, budget):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(2, 30), st.sampled_from(["ap", "ndcg", "zero_one"]), st.integers(1, 40),
+@given(st.integers(2, 30), st.sampled_from(["ap", "ndcg", "zero_one", "precision_at_k"]), st.integers(1, 40),
        st.integers(1, 12), st.sampled_from(["normal", "ties", "huge", "tiny"]),
        st.integers(0, 2**31 - 1))
 def test_coefficients_equal_the_oracle_on_the_whole_query(n, loss, chunks, budget, values, seed):
@@ -145,6 +159,29 @@ def test_coefficients_on_thousands_of_queries_without_the_scheduler():
         assert offset == pytest.approx(want_delta, rel=1e-14)
 
 
+def test_precision_at_k_on_thousands_of_queries_without_the_scheduler():
+    """Every k (below, at and above the query's size), ties at the k-th augmented score inside
+    and across blocks, one-row blocks: the coefficients and loss of the oracle on the whole query,
+    bit for bit (the brute force over every top-k set on the smallest queries)."""
+    rng = np.random.default_rng(19)
+    for trial in range(1500):
+        n = int(rng.integers(2, 8 if trial % 4 == 0 else 50))
+        s = [rng.standard_normal(n), rng.integers(-2, 3, n).astype(float), rng.choice([0.0, -0.0, -1.0], n),
+             rng.standard_normal(n) * 1e150][trial % 4]
+        y = rng.random(n) < rng.choice([0.05, 0.3, 0.8])
+        y[rng.integers(n)], y[rng.integers(n)] = True, False
+        if y.all() or not y.any():
+            y[0] = not y[0]
+        k = int(rng.integers(1, n + 3))
+        twin = get_oracle("precision_at_k", "brute" if n < 8 else "auto", k=k)
+        problem = InProcess(np.eye(n), y, get_oracle("precision_at_k", k=k), int(rng.integers(1, n + 1)), 1)
+        _, offset, c = problem.plane(s)
+        want_c, want_delta = twin(s, y)
+        np.testing.assert_array_equal(c, want_c, err_msg=f"trial {trial}")
+        assert offset == want_delta
+        assert problem.n_passes == 3
+
+
 def test_one_positive_one_negative_single_rows_and_few_blocks():
     for s, y in [([0.3, 0.1], [True, False]), ([0.1, 0.3], [True, False]),
                  ([1.0, 2.0, 0.5], [False, True, False]), ([2.0, 2.0, 2.0, 2.0], [1, 0, 1, 0])]:
@@ -161,7 +198,7 @@ def test_plane_with_features_and_intercept_equals_in_memory():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((3000, 4)).astype(np.float32)
     y = rng.random(3000) < 0.1
-    for loss in ("ap", "ndcg", "zero_one"):
+    for loss in ("ap", "ndcg", "precision_at_k", "zero_one"):
         oracle = get_oracle(loss, "auto")
         dsk = DaskGiantHinge(da.from_array(X, chunks=(700, 4)), y, oracle, fit_intercept=True,
                              budget=16)
@@ -177,7 +214,7 @@ def test_plane_with_features_and_intercept_equals_in_memory():
     assert dsk.n_rounds == dsk.n_passes == 3  # 0-1: one pass a round
 
 
-@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one"])
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero_one", "precision_at_k"])
 def test_fit_without_queries_equals_in_memory(loss):
     rng = np.random.default_rng(4)
     X = rng.standard_normal((1500, 5))
@@ -192,18 +229,24 @@ def test_fit_without_queries_equals_in_memory(loss):
 def test_which_losses_and_bad_input():
     assert isinstance(giant_loss(get_oracle("ap", "yue")), type(get_oracle("ap").params["loss"]))
     assert giant_loss(get_oracle("zero_one")) == "zero_one"
-    assert giant_loss(get_oracle("precision_at_k")) is None
-    assert giant_loss(lambda s, y: (s, 0.0)) is None
+    assert giant_loss(get_oracle("precision_at_k", k=3)) == TopK(3)
+    assert giant_loss(get_oracle("precision_at_k", "brute")) is None  # the twin: the gathered hinge
+
+    def mine(s, y):
+        return np.zeros_like(s), 0.0
+
+    assert giant_loss(mine) is None
     X = da.from_array(np.ones((10, 2)), chunks=(5, 2))
     y = np.arange(10) < 3
-    with pytest.raises(ValueError, match="AP, NDCG .* and 0-1 oracles only; use DaskGatheredHinge"):
-        DaskGiantHinge(X, y, get_oracle("precision_at_k"))
+    with pytest.raises(ValueError, match="AP, NDCG .*, 0-1 and precision@k oracles only; use DaskGatheredHinge"):
+        DaskGiantHinge(X, y, mine)
     with pytest.raises(ValueError, match="needs a relevant and an irrelevant row"):
         DaskGiantHinge(X, np.ones(10, bool), get_oracle("ap"))
     with pytest.raises(ValueError, match="budget must be a positive integer"):
         DaskGiantHinge(X, y, get_oracle("ap"), budget=0)
-    for loss, kind in [("precision_at_k", DaskGatheredHinge), ("ndcg", DaskGiantHinge)]:
-        data = training_set(X, y, qid=None, group=None, oracle=get_oracle(loss),
+    for oracle, kind in [(mine, DaskGatheredHinge), (get_oracle("precision_at_k"), DaskGiantHinge),
+                         (get_oracle("ndcg"), DaskGiantHinge)]:
+        data = training_set(X, y, qid=None, group=None, oracle=oracle,
                             fit_intercept=False, solver="cutting_plane")
         assert type(data.problems[0]) is kind
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ._classification_kernels import batch_loop
 
-__all__ = ["zero_one_oracle", "zero_one_batch", "precision_at_k_oracle", "ground_truth_topk_weights"]
+__all__ = ["zero_one_oracle", "zero_one_batch", "precision_at_k_oracle", "ground_truth_topk_weights",
+           "topk_weights"]
 
 
 def zero_one_oracle(scores, y):
@@ -77,10 +78,25 @@ def ground_truth_topk_weights(y, k):
         ``min(1, k/P)`` on positives, ``max(0, k − P)/N`` on negatives; sums to k.
     """
     n_pos = int(np.count_nonzero(y))
-    n_neg = y.size - n_pos
-    w_pos = min(1.0, k / n_pos)
-    w_neg = max(0, k - n_pos) / n_neg if n_neg else 0.0
-    return np.where(y, w_pos, w_neg)
+    return np.where(y, *topk_weights(n_pos, y.size - n_pos, k))
+
+
+def topk_weights(n_pos, n_neg, k):
+    """``(w_pos, w_neg)``: the weights of :func:`ground_truth_topk_weights` from the counts.
+
+    Parameters
+    ----------
+    n_pos, n_neg : int
+        Positives (at least one) and negatives of the query.
+    k : int
+        Already clipped to 1..n.
+
+    Returns
+    -------
+    (float, float)
+        ``min(1, k/P)`` and ``max(0, k − P)/N`` (0 without negatives).
+    """
+    return min(1.0, k / n_pos), (max(0, k - n_pos) / n_neg if n_neg else 0.0)
 
 
 def precision_at_k_oracle(scores, y, k=10):

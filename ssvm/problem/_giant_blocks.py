@@ -15,6 +15,12 @@ client only ever asks a block about *keys* ``(−score, row)``:
   its positives' coefficients, its coefficients ``c_b``, ``X_bᵀ c_b`` and ``s_b · c_b``.
 
 :func:`block_zero_one` is the whole per-row 0-1 oracle of a block, in one task.
+
+Precision at k keeps one :class:`BlockTop` per block: its scores and its rows' keys in the
+oracle's order of choice, ``(−augmented score, negative, row)`` ascending (the augmented score
+``a = s + [negative]``; ties at the k-th value go to the positives first, then by index). The
+query's k first keys are among the blocks' k first, so :func:`block_top_keys` sends ``O(k)``
+numbers; :func:`block_top_gradient` gets the k-th key back and chooses every row at or before it.
 """
 
 import time
@@ -26,8 +32,9 @@ from ..losses._packed_keys import packed_order
 from ._dask_tasks import non_finite_error
 from .weight_space import LinearScores
 
-__all__ = ["BlockRanking", "block_step", "block_gradient", "block_ranking", "block_samples",
-           "block_summary", "block_zero_one", "count_at_or_before"]
+__all__ = ["BlockRanking", "BlockTop", "block_step", "block_gradient", "block_ranking", "block_samples",
+           "block_summary", "block_top", "block_top_gradient", "block_top_keys", "block_zero_one",
+           "count_at_or_before", "first_keys"]
 
 
 @njit(cache=True)
@@ -186,3 +193,76 @@ def block_zero_one(X_b, relevant_b, block, w, fit_intercept, n):
     c = np.where(viol, -ypm / n, 0.0)
     g = LinearScores(X_b, fit_intercept).transpose(c)
     return g, float(s @ c), int(np.count_nonzero(viol)), time.perf_counter() - t0
+
+
+def first_keys(ma, negative, rows, k):
+    """Indices of the ``k`` smallest keys ``(ma, negative, row)``, in key order (all when fewer).
+
+    A partition finds the k-th smallest ``ma``; only the keys at or below it are sorted.
+    """
+    if ma.shape[0] > k:
+        cand = np.flatnonzero(ma <= np.partition(ma, k - 1)[k - 1])
+    else:
+        cand = np.arange(ma.shape[0])
+    return cand[np.lexsort((rows[cand], negative[cand], ma[cand]))[:k]]
+
+
+class BlockTop:
+    """A block's scores and its keys in precision@k's order (kept on the worker for a round).
+
+    Attributes
+    ----------
+    s : ndarray of float64, shape (n_rows,)
+    relevant : ndarray of bool, shape (n_rows,)
+    ma : ndarray of float64, shape (n_rows,)
+        ``−(s + [negative])``, the first part of each row's key.
+    rows : ndarray of int64
+        Global row numbers.
+    first : ndarray of int64
+        Local rows of the block's ``k`` first keys, in key order.
+    seconds : float
+        Time of the product.
+    """
+
+    def __init__(self, s, relevant, block, k, seconds):
+        self.s, self.relevant, self.seconds = s, relevant, seconds
+        self.ma = -(s + np.where(relevant, 0.0, 1.0))  # as the oracle augments, then negated
+        self.rows = np.arange(s.shape[0]) + block[1]
+        self.first = first_keys(self.ma, ~relevant, self.rows, k)
+
+
+def block_top(X_b, relevant_b, block, w, fit_intercept, k):
+    """The block's :class:`BlockTop` at ``w``, or a ValueError naming the first bad row."""
+    t0 = time.perf_counter()
+    s = _scores(X_b, w, fit_intercept, block)
+    return BlockTop(s, np.asarray(relevant_b, dtype=bool), block, k, time.perf_counter() - t0)
+
+
+def block_top_keys(top):
+    """``(ma, negative, rows, seconds)`` of the block's ``k`` first keys, in key order."""
+    f = top.first
+    return top.ma[f], ~top.relevant[f], top.rows[f], top.seconds
+
+
+def block_top_gradient(X_b, top, last, w_pos, w_neg, k, fit_intercept):
+    """The block's precision@k coefficients; ``(X_bᵀ c_b, s_b · c_b, seconds)``.
+
+    Parameters
+    ----------
+    X_b : ndarray
+    top : BlockTop
+    last : (float, bool, int)
+        The query's k-th key ``(ma, negative, row)``: a row is chosen iff its key is at or before it.
+    w_pos, w_neg : float
+        The ground-truth weights (:func:`~ssvm.losses.classification.topk_weights`).
+    k : int
+        Already clipped to the query's size.
+    fit_intercept : bool
+    """
+    t0 = time.perf_counter()
+    m, neg, row = last
+    negative = ~top.relevant
+    chosen = (top.ma < m) | ((top.ma == m) & ((negative < neg) | ((negative == neg) & (top.rows <= row))))
+    c = (chosen.astype(np.float64) - np.where(top.relevant, w_pos, w_neg)) / k  # as the oracle
+    g = LinearScores(X_b, fit_intercept).transpose(c)
+    return g, float(top.s @ c), time.perf_counter() - t0

@@ -9,7 +9,7 @@ it is — on the workers, or in a zarr store read block by block — so its ``n 
 need to fit in one process; only vectors of ``n`` numbers do. Rows held in memory (a detector's
 imputed positive windows) can be added after the rows of ``X``.
 
-For one query of all the rows with an AP, NDCG or 0-1 oracle,
+For one query of all the rows with an AP, NDCG, 0-1 or precision@k oracle,
 :class:`~ssvm.problem.dask_giant.DaskGiantHinge` splits the oracle across the blocks instead, and
 no per-row data come to the client; this class serves the other losses and the latent detector.
 """

@@ -22,18 +22,23 @@ of that rank: ``≤ P + 1`` thresholds. A round:
    ``X_bᵀ c_b`` and ``s_b · c_b``: ``d + 2`` numbers.
 
 The 0-1 loss is per row: one pass, each block's ``X_bᵀ c_b``, ``s_b · c_b`` and its violations.
-Other losses (precision@k, user oracles) use :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
+Precision at k takes three passes: every block keeps its scores and sends its k first rows in the
+oracle's order of choice (``O(k)`` numbers); the client merges them into the query's k first and
+sends back the k-th, and every block chooses its rows at or before it and sends ``X_bᵀ c_b`` and
+``s_b · c_b``. Other losses (user oracles, the latent detector's pooled oracle) use
+:class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
 """
 
 import pickle
 import time
+from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
 from numba import njit
 
 from ..losses._rank_kernels import Objective, best_rank
-from ..losses.classification import zero_one_oracle
+from ..losses.classification import precision_at_k_oracle, topk_weights, zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
@@ -42,6 +47,9 @@ from ._giant_blocks import (
     block_ranking,
     block_step,
     block_summary,
+    block_top,
+    block_top_gradient,
+    block_top_keys,
     block_zero_one,
 )
 from .dask_space import (
@@ -57,9 +65,22 @@ from .dask_space import (
 from .protocol import Plane, Planes, Problem
 from .score_space import check_relevance
 
-__all__ = ["DaskGiantHinge", "giant_loss"]
+__all__ = ["DaskGiantHinge", "TopK", "giant_loss"]
 
 _BUDGET = 4096  # samples per selection pass, over all blocks
+
+
+@dataclass(frozen=True)
+class TopK:
+    """Precision at ``k`` on the one query: the loss :func:`giant_loss` names for its oracle.
+
+    Parameters
+    ----------
+    k : int
+        As given to the oracle (clipped to the query's size where it is used).
+    """
+
+    k: int
 
 
 def giant_loss(oracle):
@@ -71,15 +92,17 @@ def giant_loss(oracle):
 
     Returns
     -------
-    APLoss, NDCGLoss, "zero_one" or None
+    APLoss, NDCGLoss, "zero_one", TopK or None
         An exact oracle of AP or NDCG with the log2 discount (its loss object; the graded NDCG
-        oracle too, the targets being binary), the 0-1 oracle, or None (another loss or a user's
-        callable).
+        oracle too, the targets being binary), the 0-1 oracle, the precision@k oracle, or None
+        (another loss or a user's callable).
     """
     if not isinstance(oracle, Oracle):
         return None
     if oracle.single is zero_one_oracle:
         return "zero_one"
+    if oracle.single is precision_at_k_oracle:
+        return TopK(int(oracle.params["k"]))
     if oracle.single is graded_ndcg_oracle:  # one query of binary targets: graded NDCG is NDCG
         return NDCGLoss()
     loss = oracle.params.get("loss")
@@ -126,7 +149,7 @@ class DaskGiantHinge(Problem):
     y : array-like of shape (n,)
         Binary relevance, with a positive and a negative row.
     oracle : Oracle
-        An exact oracle of AP, NDCG (log2 discount) or 0-1 (see :func:`giant_loss`).
+        An exact oracle of AP, NDCG (log2 discount), 0-1 or precision@k (see :func:`giant_loss`).
     fit_intercept : bool, default=False
         As in :class:`~ssvm.problem.StructuredHinge`.
     persist : bool, optional
@@ -147,7 +170,7 @@ class DaskGiantHinge(Problem):
     Attributes
     ----------
     X : dask.array.Array
-    loss : APLoss, NDCGLoss or "zero_one"
+    loss : APLoss, NDCGLoss, "zero_one" or TopK
     n_features, n_queries, n_blocks : int
     matvec_seconds : float
         Time in the products, summed over the blocks' tasks.
@@ -170,8 +193,8 @@ class DaskGiantHinge(Problem):
             X = X.rechunk({0: joined})
         self.loss = giant_loss(oracle)
         if self.loss is None:
-            raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount) and 0-1 "
-                             "oracles only; use DaskGatheredHinge for other losses")
+            raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount), 0-1 and "
+                             "precision@k oracles only; use DaskGatheredHinge for other losses")
         y = check_relevance(y, n)
         n_pos = int(np.count_nonzero(y))
         if n_pos in (0, n):
@@ -194,6 +217,7 @@ class DaskGiantHinge(Problem):
         self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
             zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]
         self._bounds = bounds
+        self._n_pos = n_pos
         self._relevant = relevant  # holds its persisted blocks
         self.X = X
         self.budget = int(budget)
@@ -231,7 +255,9 @@ class DaskGiantHinge(Problem):
         """
         t0 = time.perf_counter()
         w = self._check_w(w)
-        if not isinstance(self.loss, QSLoss):  # giant_loss: a QS loss object, or the 0-1 loss
+        if isinstance(self.loss, TopK):
+            offset, g, sc = self._top_plane(w)
+        elif not isinstance(self.loss, QSLoss):  # the 0-1 loss
             parts = self._compute(block_zero_one, self._blocks, w, self.fit_intercept,
                                   self.n_samples)
             sc, violations, g = 0.0, 0, np.zeros(self.n_features)
@@ -246,6 +272,27 @@ class DaskGiantHinge(Problem):
         self.n_rounds += 1
         self.round_seconds += time.perf_counter() - t0
         return Plane(offset + sc, offset, g)
+
+    def _top_plane(self, w):
+        """``(delta, g, s · c)`` of precision@k: the query's k first keys from the blocks' k first."""
+        k = min(self.loss.k, self.n_samples)
+        tops = self._compute(block_top, self._blocks, w, self.fit_intercept, k, keep=True)
+        keys = self._compute(block_top_keys, [(top,) for top in tops])
+        t0 = time.perf_counter()
+        ma, negative, rows = (np.concatenate([p[i] for p in keys]) for i in range(3))
+        self.matvec_seconds += sum(p[3] for p in keys)
+        first = np.lexsort((rows, negative, ma))[:k]
+        last = (float(ma[first[-1]]), bool(negative[first[-1]]), int(rows[first[-1]]))
+        delta = np.count_nonzero(negative[first]) / k
+        w_pos, w_neg = topk_weights(self._n_pos, self.n_samples - self._n_pos, k)
+        self.oracle_seconds += time.perf_counter() - t0
+        parts = self._compute(block_top_gradient, [(b[0], top) for b, top in zip(self._blocks, tops)],
+                              last, w_pos, w_neg, k, self.fit_intercept)
+        g, sc = np.zeros(self.n_features), 0.0
+        for g_b, sc_b, seconds in parts:  # in block order, float64
+            g, sc = g + g_b, sc + sc_b
+            self.matvec_seconds += seconds
+        return delta, g, sc
 
     def _ranked_plane(self, rankings):
         """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""

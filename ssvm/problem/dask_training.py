@@ -3,7 +3,7 @@
 With queries (``qid`` or ``group``), one :class:`~ssvm.problem.dask_space.DaskStructuredHinge`:
 blocks of whole queries, one task per block per round. Without, the training set is one query per
 binary task (classification: two classes, or one-vs-rest), which no block can hold: one
-:class:`~ssvm.problem.dask_giant.DaskGiantHinge` per task for AP, NDCG and 0-1 (the blocks find
+:class:`~ssvm.problem.dask_giant.DaskGiantHinge` per task for AP, NDCG, 0-1 and precision@k (the blocks find
 their own coefficients; no per-row data reach the client), else one
 :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`, whose rounds bring the scores to the
 client.
