@@ -354,11 +354,11 @@ def test_bench_scale_quick(tmp_path):
             assert 0 < r["client<->tasks kB/round"] < 10 and 1 <= r["tasks/round"] <= 4
         if r["set-up"] == "LocalCluster":
             assert r["tasks/round"] == 2  # 4 chunks joined: a block per worker thread
-    giant = {(r["dtype"], r["one query"]) for r in result["giant_rows"]}
-    assert giant == {(dtype, s) for dtype in ("float64", "float32") for s in (
+    giant = {(r["dtype"], r["loss"], r["one query"]) for r in result["giant_rows"]}
+    assert giant == {(dtype, loss, s) for dtype in ("float64", "float32") for loss in ("AP", "P@10") for s in (
         "in memory", "LocalCluster, giant", "LocalCluster, gathered")}
     assert all(r.get("g vs in memory", 0.0) < 1e-10 for r in result["giant_rows"])
-    assert len(result["targets"]) == 6
+    assert len(result["targets"]) == 8
     assert pngs == ["scale_rounds.png"]
 
 
