@@ -339,6 +339,10 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             coef[j] = w[:n_features]
             if fit_intercept:
                 intercept[j] = w[n_features]
+            elif threshold and is_dask_array(X):  # the scores stay on the blocks
+                from ssvm.problem.dask_threshold import dask_accuracy_threshold
+
+                intercept[j] = -dask_accuracy_threshold(X, coef[j], target)
             elif threshold:
                 intercept[j] = -accuracy_threshold(matvec(X, coef[j]), np.asarray(target))
         self.coef_ = coef

@@ -363,14 +363,35 @@ def accuracy_threshold(scores, relevant):
     correct = np.where(allowed, correct, -1)
     best = np.flatnonzero(correct == correct.max())
     i = int(best[(best.shape[0] - 1) // 2])
-    spread = s[-1] - s[0]
-    step = spread / n if 0 < spread < np.inf else max(1.0, abs(s[0]) / 2)
-    if i == 0:
-        t = s[0] - step
-        return float(t if t < s[0] else np.nextafter(s[0], -np.inf))
-    if i == n:
-        t = s[-1] + step
-        return float(t if t > s[-1] else s[-1])
-    lo, hi = s[i - 1], s[i]
+    return _cut_value(n, s[0], s[-1], s[i - 1] if i > 0 else None, s[i] if i < n else None)
+
+
+def _cut_value(n, first, last, lo, hi):
+    """The threshold :func:`accuracy_threshold` places at a cut of ``n`` sorted scores.
+
+    Parameters
+    ----------
+    n : int
+    first, last : float
+        The lowest and the highest score.
+    lo, hi : float or None
+        The scores on either side of the cut, ``lo < hi``: ``lo`` None below every score, ``hi``
+        None above every score.
+
+    Returns
+    -------
+    float
+        Halfway between ``lo`` and ``hi`` (``lo`` when they are adjacent floats); below the
+        lowest or above the highest score by ``(last − first) / n`` (at least ``max(1,
+        |first| / 2)`` when that is 0 or not finite) at the ends.
+    """
+    spread = last - first
+    step = spread / n if 0 < spread < np.inf else max(1.0, abs(first) / 2)
+    if lo is None:
+        t = first - step
+        return float(t if t < first else np.nextafter(first, -np.inf))
+    if hi is None:
+        t = last + step
+        return float(t if t > last else last)
     t = lo + (hi - lo) / 2
     return float(t if lo <= t < hi else lo)

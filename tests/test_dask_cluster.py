@@ -225,6 +225,46 @@ def test_giant_precision_at_k_sends_k_keys_a_block_not_its_rows(client, monkeypa
     np.testing.assert_allclose(result.w, mem.coef_[0], rtol=1e-8, atol=1e-10)
 
 
+def test_a_whole_fit_without_qid_sends_no_per_row_array_to_the_client(client, monkeypatch):
+    """RankSVM(loss="precision_at_k").fit end to end, its intercept_ (the accuracy-maximising cut of
+    the training scores) included: no piece the client receives is half as large as a block's
+    scores, and the model is the in-memory one."""
+    X, y = giant_data(19, n=200_000)
+    sizes = spy_on_gather(client, monkeypatch)
+    mem = RankSVM(loss="precision_at_k", C=1.0).fit(X, y)
+    sizes.clear()
+    dsk = RankSVM(loss="precision_at_k", C=1.0).fit(da.from_array(X, chunks=(50_000, 4)), y)
+    assert 0 < max(sizes) < 8 * 50_000 // 2, sizes
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    assert dsk.intercept_ == mem.intercept_
+
+
+def test_the_intercept_of_a_cluster_fit_leaves_the_scores_on_the_workers(client, monkeypatch):
+    """An AP fit with queries: its intercept_ is found without a block's scores on the client (no
+    piece the threshold's passes return is as large as a byte a row): the in-memory threshold of
+    the scores at its coef_, bit for bit."""
+    from ssvm.metrics import accuracy_threshold
+    from ssvm.problem import dask_threshold, matvec
+
+    X, y, qid = ranking_data(20, n_queries=1800, d=5)  # about 40,000 rows
+    pieces = []
+    real = dask_threshold.block_pass
+
+    def spy(c, task, per_block, shared=(), keep=False):
+        out = real(c, task, per_block, shared, keep)
+        if not keep:
+            pieces.extend(len(pickle.dumps(part)) for part in out)
+        return out
+
+    monkeypatch.setattr(dask_threshold, "block_pass", spy)
+    mem = RankSVM(C=1.0).fit(X, y, qid=qid)
+    dsk = RankSVM(C=1.0).fit(da.from_array(X, chunks=(10_000, 5)), y, qid=qid)
+    assert pieces and max(pieces) < X.shape[0], pieces  # a byte a row: a block's scores take 8
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-8, atol=1e-10)
+    assert dsk.intercept_[0] == -accuracy_threshold(matvec(X, dsk.coef_[0]), y > 0)  # at its own w
+
+
 def test_giant_query_survives_a_lost_worker(client):
     X, y = giant_data(16, n=8_000)
     reference = RankSVM(C=1.0).fit(X, y)
