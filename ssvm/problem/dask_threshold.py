@@ -148,14 +148,28 @@ def dask_accuracy_threshold(X, w, relevant, *, budget=None):
     def pass_(task, *shared):
         return block_pass(client, task, kept, shared)
 
-    k = max(1, budget // len(kept))
-    firsts = pass_(block_first, k)
+    firsts = pass_(block_first, max(1, budget // len(kept)))
     n = sum(f[0] for f in firsts)
     first = min(f[1] for f in firsts if f[0])
     last = max(f[2] for f in firsts if f[0])
+    samples = np.unique(np.concatenate([f[3] for f in firsts] + [np.array([first, last])]))
+    values, F, active = _search(pass_, samples, budget, len(kept))
+    u = _best_value(values, F, pass_(block_rows, values[active], values[active + 1]))
+    if u == -np.inf:
+        return _cut_value(n, first, last, None, first)
+    if u == last:
+        return _cut_value(n, first, last, u, None)
+    return _cut_value(n, first, last, u, min(pass_(block_next, u)))
+
+
+def _search(pass_, new, budget, n_blocks):
+    """Known values (ascending), ``F`` at each, and the intervals between neighbours that can still
+    hold a best cut (their numbers), split until those hold at most ``budget`` rows.
+
+    ``pass_(task, *shared)`` runs ``task`` on every block's :class:`SortedScores`; ``new``: the
+    first known values (samples, the lowest and the highest score)."""
     values = np.zeros(0)
     counts = np.zeros((4, 0), dtype=np.int64)  # at or below, negatives at or below, below, ... below
-    new = np.unique(np.concatenate([f[3] for f in firsts] + [np.array([first, last])]))
     while True:
         got = np.sum([np.array(c) for c in pass_(block_counts, new)], axis=0)
         values, where = np.unique(np.concatenate((values, new)), return_inverse=True)
@@ -165,34 +179,32 @@ def dask_accuracy_threshold(X, w, relevant, *, budget=None):
         le, neg_le, lt, neg_lt = counts
         F = 2 * neg_le - le  # negatives minus positives at or below each value
         rows = lt[1:] - le[:-1]  # strictly inside each interval between neighbours
-        bound = F[:-1] + neg_lt[1:] - neg_le[:-1]
+        bound = F[:-1] + neg_lt[1:] - neg_le[:-1]  # no cut inside does better
         active = np.flatnonzero((rows > 0) & (bound >= max(0, F.max())))
         if rows[active].sum() <= budget:
-            break
-        k = max(1, budget // (active.shape[0] * len(kept)))
+            return values, F, active
+        k = max(1, budget // (active.shape[0] * n_blocks))
         new = np.unique(np.concatenate(pass_(block_samples, values[active], values[active + 1], k)))
         if not new.size:  # every active interval holds a row, so a sample: a pass that finds none is a bug
             raise RuntimeError("the threshold's search found no score inside an interval that counts rows")
-    shipped = pass_(block_rows, values[active], values[active + 1])
+
+
+def _best_value(values, F, shipped):
+    """The score value after which the middle best cut lies (-inf: below every score), from ``F`` at
+    the known values and the rows ``shipped`` (per block: scores, relevant) of the open intervals."""
     s_in = np.concatenate([p[0] for p in shipped])
     y_in = np.concatenate([p[1] for p in shipped])
     order = np.argsort(s_in, kind="stable")
     s_in, y_in = s_in[order], y_in[order]
-    # F at each shipped value: F at its interval's lower end plus the rows of the interval up to it
+    # F at each shipped row: F at its interval's lower end plus the interval's rows up to it
     start = np.searchsorted(values, s_in, side="right") - 1
-    step = np.where(y_in, -1, 1)
-    run = np.cumsum(step)
+    run = np.cumsum(np.where(y_in, -1, 1))
     base = np.searchsorted(s_in, values[start], side="right")  # the interval's first shipped row
     F_in = F[start] + run - np.concatenate(([0], run))[base]
     last_of_value = np.ones(s_in.shape[0], dtype=bool)
     last_of_value[:-1] = s_in[1:] != s_in[:-1]
     cuts = np.concatenate(([-np.inf], values, s_in[last_of_value]))
-    correct = np.concatenate(([0], F, F_in[last_of_value]))
+    correct = np.concatenate(([0], F, F_in[last_of_value]))  # the cut below every score: F = 0
     order = np.argsort(cuts, kind="stable")
     best = order[correct[order] == correct.max()]
-    u = cuts[best[(best.shape[0] - 1) // 2]]
-    if u == -np.inf:
-        return _cut_value(n, first, last, None, 0.0)
-    if u == last:
-        return _cut_value(n, first, last, float(u), None)
-    return _cut_value(n, first, last, float(u), min(pass_(block_next, float(u))))
+    return float(cuts[best[(best.shape[0] - 1) // 2]])
