@@ -340,7 +340,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             if fit_intercept:
                 intercept[j] = w[n_features]
             elif threshold and is_dask_array(X):  # the scores stay on the blocks
-                from ssvm.problem.dask_threshold import dask_accuracy_threshold
+                from ssvm._dask_threshold import dask_accuracy_threshold
 
                 intercept[j] = -dask_accuracy_threshold(X, coef[j], target)
             elif threshold:

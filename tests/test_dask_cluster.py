@@ -243,8 +243,9 @@ def test_the_intercept_of_a_cluster_fit_leaves_the_scores_on_the_workers(client,
     """An AP fit with queries: its intercept_ is found without a block's scores on the client (no
     piece the threshold's passes return is as large as a byte a row): the in-memory threshold of
     the scores at its coef_, bit for bit."""
+    from ssvm import _dask_threshold as dask_threshold
     from ssvm.metrics import accuracy_threshold
-    from ssvm.problem import dask_threshold, matvec
+    from ssvm.problem import matvec
 
     X, y, qid = ranking_data(20, n_queries=1800, d=5)  # about 40,000 rows
     pieces = []

@@ -1,4 +1,4 @@
-"""The accuracy-maximising threshold of a dask array's scores (ssvm.problem.dask_threshold) against
+"""The accuracy-maximising threshold of a dask array's scores (ssvm._dask_threshold) against
 ssvm.metrics.accuracy_threshold on the gathered scores: bit for bit, whatever the blocks and the
 budget; its block tasks against their slow twins.
 
@@ -11,9 +11,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
 
-from ssvm.metrics import accuracy_threshold  # noqa: E402
-from ssvm.problem import dask_threshold, matvec  # noqa: E402
-from ssvm.problem.dask_threshold import (  # noqa: E402
+from ssvm import _dask_threshold as dask_threshold  # noqa: E402
+from ssvm._dask_threshold import (  # noqa: E402
     SortedScores,
     block_counts,
     block_next,
@@ -21,6 +20,8 @@ from ssvm.problem.dask_threshold import (  # noqa: E402
     block_samples,
     dask_accuracy_threshold,
 )
+from ssvm.metrics import accuracy_threshold  # noqa: E402
+from ssvm.problem import matvec  # noqa: E402
 
 FAMILIES = ("normal", "ties", "zeros", "huge", "tiny", "constant", "adjacent")
 

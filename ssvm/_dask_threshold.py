@@ -26,10 +26,10 @@ same compiled product on every row) and the same cut arithmetic (:func:`ssvm.met
 
 import numpy as np
 
-from .._arrays import is_dask_array
-from ..metrics import _cut_value
-from .dask_space import block_pass, distributed_client
-from .weight_space import matvec
+from ._arrays import is_dask_array
+from .metrics import _cut_value
+from .problem import matvec
+from .problem.dask_space import block_pass, distributed_client
 
 __all__ = ["SortedScores", "dask_accuracy_threshold"]
 
