@@ -28,7 +28,8 @@ w is from the in-memory one; ``one pass s`` times one pass over the in-memory X 
 ``giant`` (with the cluster): one query of all N rows (no qid; AP and P@10; 1 in 50 of the relevant rows
 kept relevant, a detector's few positives), a plane at the fitted w, in memory, on the
 LocalCluster without per-row data on the client (``DaskGiantHinge``) and with the scores gathered
-(``DaskGatheredHinge``, 16 bytes a row a round): seconds and bytes a round.
+(``DaskGatheredHinge``, 16 bytes a row a round): seconds and bytes a round; and the ranking losses'
+``intercept_`` at the fitted w, found on the blocks against the scores gathered to the client.
 
 Targets, at the largest N: in-memory round <= 1.5x one pass over X; LocalCluster round <= 1.5x in
 memory; the giant query's bytes a round <= 1% of the gathered path's.
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import shutil
 import tempfile
 import time
@@ -189,9 +191,9 @@ def run_setup(name, make_problem, args, reference_w, x_bytes):
     return result.w, row
 
 
-def bench_size(args, n, dtype, client, workdir, giant_rows):
+def bench_size(args, n, dtype, client, workdir, extra):
     """All set-ups at one size and dtype; the rows of the results table (and, into
-    ``giant_rows``, those of the one-query table)."""
+    ``extra["giant"]`` and ``extra["intercept"]``, those of the one-query and intercept tables)."""
     import dask
     import dask.array as da
     from threadpoolctl import threadpool_limits
@@ -224,7 +226,8 @@ def bench_size(args, n, dtype, client, workdir, giant_rows):
                                args, w_ref, x_bytes)
         rows.append({**label, **row})
         if "giant" in args.setups:
-            giant_rows.extend(bench_giant(args, n, dtype, client, (Xd, yd), w_ref))
+            extra["giant"].extend(bench_giant(args, n, dtype, client, (Xd, yd), w_ref))
+            extra["intercept"].extend(bench_intercept(n, dtype, client, Xd, yd, w_ref))
         Xd = yd = qd = None
         client.run(_collect)
     if "zarr" in args.setups:
@@ -299,6 +302,43 @@ def _giant_planes(args, n, dtype, client, Xd, y, in_mem, loss, oracle, w):
                                       / np.max(np.abs(want[2])))
         row["vs in memory"] = row["plane s"] / reference["plane s"]
     return [reference, *rows]
+
+
+def bench_intercept(n, dtype, client, Xd, yd, w):
+    """The ranking losses' ``intercept_`` at ``w`` on the LocalCluster: found on the blocks
+    (``ssvm._dask_threshold``) against the scores gathered to the client for
+    ``accuracy_threshold``: seconds, bytes brought to the client, passes over the blocks."""
+    from ssvm import _dask_threshold
+    from ssvm.metrics import accuracy_threshold
+    from ssvm.problem import matvec
+
+    moved = []
+    real = _dask_threshold.block_pass
+
+    def counted(c, task, per_block, shared=(), keep=False):  # what each pass brings back
+        out = real(c, task, per_block, shared, keep)
+        moved.append(0 if keep else len(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)))
+        return out
+
+    y = yd.compute() > 0
+    rows = []
+    with client.as_current():
+        gathered = accuracy_threshold(matvec(Xd, w), y)  # warm
+        t0 = time.perf_counter()
+        gathered = accuracy_threshold(matvec(Xd, w), y)
+        rows.append({"N": n, "dtype": dtype, "intercept_": "scores gathered", "s": time.perf_counter() - t0,
+                     "kB to the client": 8 * n / 1e3, "passes": 1, "same threshold": True})
+        _dask_threshold.block_pass = counted
+        try:
+            t0 = time.perf_counter()
+            on_blocks = _dask_threshold.dask_accuracy_threshold(Xd, w, y)
+            seconds = time.perf_counter() - t0
+        finally:
+            _dask_threshold.block_pass = real
+        rows.append({"N": n, "dtype": dtype, "intercept_": "on the blocks", "s": seconds,
+                     "kB to the client": sum(moved) / 1e3, "passes": len(moved),
+                     "same threshold": bool(on_blocks == gathered)})
+    return rows
 
 
 def _collect():
@@ -386,13 +426,14 @@ def main(argv=None):
                                silence_logs=logging.WARNING)
         client = Client(cluster, set_as_default=False)
         client.run(warm_up)
-    rows, giant_rows = [], []
+    rows, extra = [], {"giant": [], "intercept": []}
+    giant_rows = extra["giant"]
     try:
         with tempfile.TemporaryDirectory(dir=args.workdir) as workdir, warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # queries without a positive are skipped
             for dtype in args.dtypes:
                 for n in sorted(args.sizes):
-                    rows += bench_size(args, n, dtype, client, workdir, giant_rows)
+                    rows += bench_size(args, n, dtype, client, workdir, extra)
     finally:
         if client is not None:
             client.close()
@@ -423,6 +464,10 @@ def main(argv=None):
             "passes/round": ".1f", "g vs in memory": ".1e"},
             title="One query of all N rows (no qid, AP and precision@10, P = N/1000 relevant): a plane at the "
                   "ranking fit's w"))
+    if extra["intercept"]:
+        tables.append(format_table(extra["intercept"], floatfmt={"s": ".3f", "kB to the client": ".1f"},
+                                   title="The ranking losses' intercept_ (accuracy_threshold of the training "
+                                         "scores, 5% relevant) at the ranking fit's w on the LocalCluster"))
     target_rows = targets(rows) + (giant_targets(giant_rows) if giant_rows else [])
     tables.append(format_table(target_rows, title="Targets"))
     if args.plot:
@@ -431,7 +476,8 @@ def main(argv=None):
                                 "d": args.d, "query_size": args.query_size,
                                 "relevant": args.relevant, "block_rows": args.block_rows,
                                 "blas_threads": args.blas_threads, "rows": rows,
-                                "giant_rows": giant_rows, "targets": target_rows})
+                                "giant_rows": giant_rows, "intercept_rows": extra["intercept"],
+                                "targets": target_rows})
     return 0
 
 

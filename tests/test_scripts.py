@@ -359,6 +359,9 @@ def test_bench_scale_quick(tmp_path):
         "in memory", "LocalCluster, giant", "LocalCluster, gathered")}
     assert all(r.get("g vs in memory", 0.0) < 1e-10 for r in result["giant_rows"])
     assert len(result["targets"]) == 8
+    ways = {(r["dtype"], r["intercept_"]) for r in result["intercept_rows"]}
+    assert ways == {(dtype, w) for dtype in ("float64", "float32") for w in ("scores gathered", "on the blocks")}
+    assert all(r["same threshold"] for r in result["intercept_rows"])
     assert pngs == ["scale_rounds.png"]
 
 
