@@ -18,8 +18,9 @@ branch and bound over score intervals, asking the blocks only about values:
    at every cut that can be among the best, and takes the middle one;
 4. the block with the next score above that cut names it.
 
-Every pass moves ``O(budget)`` numbers per block, whatever its size: only the rows of the intervals
-that can hold a best cut ever reach the client (all of them only when most cuts tie for the best).
+Every pass brings ``O(budget)`` numbers per block to the client, whatever the block's size, and the
+counts only their sum (added on a worker); only the rows of the intervals that can hold a best cut
+ever reach the client (all of them only when most cuts tie for the best).
 The threshold is :func:`~ssvm.metrics.accuracy_threshold`'s to the last bit: the same scores (the
 same compiled product on every row) and the same cut arithmetic (:func:`ssvm.metrics._cut_value`).
 """
@@ -31,7 +32,7 @@ from .metrics import _cut_value
 from .problem import matvec
 from .problem.dask_space import block_pass, distributed_client
 
-__all__ = ["SortedScores", "dask_accuracy_threshold"]
+__all__ = ["SortedScores", "dask_accuracy_threshold", "summed"]
 
 _BUDGET = 4096  # at most: samples a pass and rows shipped at the end, over all blocks
 
@@ -95,6 +96,11 @@ def block_counts(sorted_scores, values):
     return le, neg[le], lt, neg[lt]
 
 
+def summed(*parts):
+    """The blocks' :func:`block_counts`, added up (on a worker: one array comes to the client)."""
+    return np.sum([np.array(p) for p in parts], axis=0)
+
+
 def block_rows(sorted_scores, lo, hi):
     """``(scores, relevant)`` of the block's rows strictly inside the intervals ``(lo, hi)``."""
     a, b = _inside(sorted_scores, lo, hi)
@@ -145,7 +151,9 @@ def dask_accuracy_threshold(X, w, relevant, *, budget=None):
     blocks = list(zip(features, labels))
     kept = [(b,) for b in block_pass(client, block_sort, blocks, (np.asarray(w, dtype=np.float64),), keep=True)]
 
-    def pass_(task, *shared):
+    def pass_(task, *shared, add=False):
+        if add:  # the blocks' results summed by one more task, where they are
+            return block_pass(client, summed, [tuple(block_pass(client, task, kept, shared, keep=True))])[0]
         return block_pass(client, task, kept, shared)
 
     firsts = pass_(block_first, max(1, budget // len(kept)))
@@ -166,12 +174,13 @@ def _search(pass_, new, budget, n_blocks):
     """Known values (ascending), ``F`` at each, and the intervals between neighbours that can still
     hold a best cut (their numbers), split until those hold at most ``budget`` rows.
 
-    ``pass_(task, *shared)`` runs ``task`` on every block's :class:`SortedScores`; ``new``: the
-    first known values (samples, the lowest and the highest score)."""
+    ``pass_(task, *shared)`` runs ``task`` on every block's :class:`SortedScores` (``add=True``:
+    and sums the results before they come back); ``new``: the first known values (samples, the
+    lowest and the highest score)."""
     values = np.zeros(0)
     counts = np.zeros((4, 0), dtype=np.int64)  # at or below, negatives at or below, below, ... below
     while True:
-        got = np.sum([np.array(c) for c in pass_(block_counts, new)], axis=0)
+        got = pass_(block_counts, new, add=True)
         values, where = np.unique(np.concatenate((values, new)), return_inverse=True)
         merged = np.zeros((4, values.shape[0]), dtype=np.int64)
         merged[:, where] = np.concatenate((counts, got), axis=1)

@@ -101,8 +101,8 @@ def test_block_tasks_against_their_twins():
 
 def test_only_intervals_that_can_hold_a_best_cut_are_shipped(monkeypatch):
     """200,000 rows in four blocks, a budget of 512: every pass brings back at most the budget's
-    numbers (and the lowest and highest score) a block, never a block's 50,000 scores; the rows
-    shipped at the end are at most the budget."""
+    numbers (and the lowest and highest score) a block, never a block's 50,000 scores, and the
+    counts summed over the blocks; the rows shipped at the end are at most the budget."""
     rng = np.random.default_rng(3)
     y = rng.random(200_000) < 0.1
     s = rng.standard_normal(200_000) + 2.0 * y
@@ -112,7 +112,7 @@ def test_only_intervals_that_can_hold_a_best_cut_are_shipped(monkeypatch):
     def spy(client, task, per_block, shared=(), keep=False):
         out = real(client, task, per_block, shared, keep)
         if not keep:
-            seen.append((task.__name__, max(np.size(a) for part in out
+            seen.append((task.__name__, max(np.shape(a)[-1] if np.ndim(a) else 1 for part in out
                                             for a in (part if isinstance(part, tuple) else (part,)))))
         return out
 
@@ -123,3 +123,4 @@ def test_only_intervals_that_can_hold_a_best_cut_are_shipped(monkeypatch):
     assert got == accuracy_threshold(s, y)
     assert all(size <= 512 + 2 for _, size in seen), seen
     assert [name for name, _ in seen if name == "block_rows"] == ["block_rows"]
+    assert "summed" in dict(seen) and "block_counts" not in dict(seen)  # counts come back added up
