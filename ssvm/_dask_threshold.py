@@ -30,6 +30,7 @@ import numpy as np
 from ._arrays import is_dask_array
 from .metrics import _cut_value
 from .problem import matvec
+from .problem._giant_blocks import spaced_positions
 from .problem.dask_space import block_pass, distributed_client
 
 __all__ = ["SortedScores", "dask_accuracy_threshold", "summed"]
@@ -72,11 +73,7 @@ def block_samples(sorted_scores, lo, hi, k):
     (all of them where there are at most ``k``), as one array."""
     a, b = _inside(sorted_scores, lo, hi)
     m = np.maximum(b - a, 0)
-    take = np.minimum(m, k)
-    which = np.repeat(np.arange(m.shape[0]), take)
-    nth = np.arange(which.shape[0]) - np.repeat(np.cumsum(take) - take, take)
-    pos = a[which] + np.where(m[which] <= k, nth, ((nth + 1) * m[which]) // (k + 1))
-    return sorted_scores.s[pos]
+    return sorted_scores.s[spaced_positions(a, m, np.minimum(m, k), k)[1]]
 
 
 def block_first(sorted_scores, k):

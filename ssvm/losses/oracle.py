@@ -139,6 +139,7 @@ class Oracle:
             raise ValueError(f"query {k} (rows {a}:{b}) has no {which} row: every query needs a positive and a "
                              f"negative; drop it") from None
 
+
 def as_oracle(oracle):
     """An :class:`Oracle` as it is, or a plain callable ``f(scores, y) -> (c, delta)`` wrapped as one.
 

@@ -34,7 +34,7 @@ from .weight_space import LinearScores
 
 __all__ = ["BlockRanking", "BlockTop", "block_step", "block_gradient", "block_ranking", "block_samples",
            "block_summary", "block_top", "block_top_gradient", "block_top_keys", "block_zero_one",
-           "count_at_or_before", "first_keys"]
+           "count_at_or_before", "first_keys", "spaced_positions"]
 
 
 @njit(cache=True)
@@ -135,12 +135,19 @@ def block_samples(ranking, lo, hi, k, share=(1, 0)):
     b = _sorted_counts(ranking, hi[0], hi[1] - 1)  # strictly before hi: rows are integers
     m = np.maximum(b - a, 0)
     stride, phase = share
-    take = np.minimum(m, k) * ((np.arange(m.shape[0]) + ranking.number + phase) % stride == 0)
+    mine = (np.arange(m.shape[0]) + ranking.number + phase) % stride == 0
+    interval, pos = spaced_positions(a, m, np.minimum(m, k) * mine, k)
+    return interval, ranking.neg_ms[pos], ranking.neg_rows[pos]
+
+
+def spaced_positions(a, m, take, k):
+    """``take[i]`` evenly spaced positions among the ``m[i]`` from ``a[i]`` on, for each run ``i``
+    (``take[i] ≤ k``; a run of at most ``k`` gives all its positions, a longer one ``k`` that split it
+    into stretches of at most ``ceil(m / (k + 1))``): ``(run number, position)`` of each, in order."""
     interval = np.repeat(np.arange(m.shape[0]), take)
     nth = np.arange(interval.shape[0]) - np.repeat(np.cumsum(take) - take, take)
-    full = m[interval] <= k
-    pos = a[interval] + np.where(full, nth, ((nth + 1) * m[interval]) // (k + 1))
-    return interval, ranking.neg_ms[pos], ranking.neg_rows[pos]
+    pos = a[interval] + np.where(m[interval] <= k, nth, ((nth + 1) * m[interval]) // (k + 1))
+    return interval, pos
 
 
 def block_step(ranking, pivots, gap_lo, gap_hi, k, share):
