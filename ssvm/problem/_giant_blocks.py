@@ -202,8 +202,8 @@ def block_zero_one(X_b, relevant_b, block, w, fit_intercept, n):
     return g, float(s @ c), int(np.count_nonzero(viol)), time.perf_counter() - t0
 
 
-def first_keys(ma, negative, rows, k):
-    """Indices of the ``k`` smallest keys ``(ma, negative, row)``, in key order (all when fewer).
+def first_keys(ma, negative, k):
+    """Indices of the ``k`` smallest keys ``(ma, negative, index)``, in key order (all when fewer).
 
     A partition finds the k-th smallest ``ma``; only the keys at or below it are sorted.
     """
@@ -211,7 +211,7 @@ def first_keys(ma, negative, rows, k):
         cand = np.flatnonzero(ma <= np.partition(ma, k - 1)[k - 1])
     else:
         cand = np.arange(ma.shape[0])
-    return cand[np.lexsort((rows[cand], negative[cand], ma[cand]))[:k]]
+    return cand[np.lexsort((cand, negative[cand], ma[cand]))[:k]]
 
 
 class BlockTop:
@@ -222,9 +222,9 @@ class BlockTop:
     s : ndarray of float64, shape (n_rows,)
     relevant : ndarray of bool, shape (n_rows,)
     ma : ndarray of float64, shape (n_rows,)
-        ``−(s + [negative])``, the first part of each row's key.
-    rows : ndarray of int64
-        Global row numbers.
+        ``−(s + [negative])``, the first part of each row's key (its global row the last).
+    row0 : int
+        The global number of the block's first row.
     first : ndarray of int64
         Local rows of the block's ``k`` first keys, in key order.
     seconds : float
@@ -234,8 +234,8 @@ class BlockTop:
     def __init__(self, s, relevant, block, k, seconds):
         self.s, self.relevant, self.seconds = s, relevant, seconds
         self.ma = -(s + np.where(relevant, 0.0, 1.0))  # as the oracle augments, then negated
-        self.rows = np.arange(s.shape[0]) + block[1]
-        self.first = first_keys(self.ma, ~relevant, self.rows, k)
+        self.row0 = block[1]
+        self.first = first_keys(self.ma, ~relevant, k)  # local rows order as the global ones do
 
 
 def block_top(X_b, relevant_b, block, w, fit_intercept, k):
@@ -248,7 +248,7 @@ def block_top(X_b, relevant_b, block, w, fit_intercept, k):
 def block_top_keys(top):
     """``(ma, negative, rows, seconds)`` of the block's ``k`` first keys, in key order."""
     f = top.first
-    return top.ma[f], ~top.relevant[f], top.rows[f], top.seconds
+    return top.ma[f], ~top.relevant[f], f + top.row0, top.seconds
 
 
 def block_top_gradient(X_b, top, last, w_pos, w_neg, k, fit_intercept):
@@ -269,7 +269,8 @@ def block_top_gradient(X_b, top, last, w_pos, w_neg, k, fit_intercept):
     t0 = time.perf_counter()
     m, neg, row = last
     negative = ~top.relevant
-    chosen = (top.ma < m) | ((top.ma == m) & ((negative < neg) | ((negative == neg) & (top.rows <= row))))
+    local = np.arange(top.s.shape[0])
+    chosen = (top.ma < m) | ((top.ma == m) & ((negative < neg) | ((negative == neg) & (local <= row - top.row0))))
     c = (chosen.astype(np.float64) - np.where(top.relevant, w_pos, w_neg)) / k  # as the oracle
     g = LinearScores(X_b, fit_intercept).transpose(c)
     return g, float(top.s @ c), time.perf_counter() - t0
