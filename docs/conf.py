@@ -4,8 +4,9 @@ Build from the repository root (warnings are errors, as in CI):
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-``python -m`` puts the current directory first on ``sys.path``, so the build documents and runs
-the ``ssvm`` of this checkout. The examples under ``examples/`` are executed by sphinx-gallery.
+The build documents and runs the installed ``ssvm`` (the package lives under ``src/``, so the
+checkout itself is never imported: install it, editable or not, first). The examples under
+``examples/`` are executed by sphinx-gallery.
 """
 
 import importlib.util

@@ -11,7 +11,6 @@ import threading
 import time
 import warnings
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,14 +32,11 @@ from ssvm.problem.dask_giant import DaskGiantHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
 
-ROOT = str(Path(__file__).resolve().parents[1])
-
 
 @pytest.fixture(scope="module")
 def client():
-    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, env={"PYTHONPATH": path}) as cluster, \
+                                  dashboard_address=None) as cluster, \
             distributed.Client(cluster) as c:
         yield c
 

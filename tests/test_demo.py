@@ -34,11 +34,8 @@ def test_demo_quick_end_to_end(tmp_path, capsys):
 
 @pytest.mark.parametrize("flag", ["-v", "-vv"])
 def test_demo_log_lines_do_not_land_inside_the_progress_bar(tmp_path, flag):
-    from pathlib import Path
-
-    env = {**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.run([sys.executable, "-m", "ssvm", "demo", "--quick", flag], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600, env=env)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "training:" in proc.stderr  # the bar was drawn
     records = [line for line in proc.stderr.split("\n") if " INFO " in line or " DEBUG " in line]

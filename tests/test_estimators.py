@@ -1,10 +1,8 @@
 """RankSVM: equivalences, model selection, persistence, queries, multi-class, warm start (issue #3)."""
 
-import os
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import joblib
 import numpy as np
@@ -22,12 +20,13 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from ssvm import RankSVM
+from ssvm.datasets.samples import DATA_DIR
 from ssvm.exceptions import DegenerateQueriesWarning, MissingQidWarning
 from ssvm.losses import NDCGLoss
 from ssvm.metrics import accuracy_threshold, mean_ndcg
 from ssvm.solvers import SOLVERS
 
-LETOR = Path(__file__).resolve().parents[1] / "ssvm" / "datasets" / "data" / "letor_sample"
+LETOR = DATA_DIR / "letor_sample"
 
 
 # ----------------------------------------------------------------------------- data
@@ -366,9 +365,7 @@ rel[qid == 3] = 0  # a query without a relevant row
 GridSearchCV(RankSVM(tol=1e-2, max_iter=50), {"C": [0.1, 1.0]}, cv=GroupKFold(3)).fit(
     X, rel, qid=qid, groups=qid)
 """
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count(": DegenerateQueriesWarning:") == 1, proc.stderr
     assert proc.stderr.count(": MissingQidWarning:") == 1, proc.stderr

@@ -1,7 +1,6 @@
 """Tests of the SVMlight / LETOR reader against sklearn's reader and on malformed files."""
 
 import gzip
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +10,9 @@ from hypothesis import strategies as st
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 from ssvm.datasets import load_letor, read_query_sizes
+from ssvm.datasets.samples import DATA_DIR
 
-SAMPLE = Path(__file__).resolve().parents[2] / "ssvm" / "datasets" / "data" / "letor_sample"
+SAMPLE = DATA_DIR / "letor_sample"
 
 
 def write(tmp_path, text, name="data.txt"):

@@ -9,11 +9,12 @@
 
 import itertools
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-LETOR = Path(__file__).resolve().parents[2] / "ssvm" / "datasets" / "data" / "letor_sample"
+from ssvm.datasets.samples import DATA_DIR
+
+LETOR = DATA_DIR / "letor_sample"
 
 
 def zero_one_oracle(scores, y):

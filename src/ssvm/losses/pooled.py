@@ -9,38 +9,11 @@ subgradient of it, exactly as the oracle contract asks.
 """
 
 import numpy as np
-from numba import njit
 
+from ._pooling import segment_argmax
 from .oracle import Oracle, as_oracle
 
 __all__ = ["segment_argmax", "max_pooled_oracle", "pooled_oracle"]
-
-
-@njit(cache=True)
-def segment_argmax(values, offsets):
-    """Global index of the first maximum of ``values[offsets[i]:offsets[i+1]]`` for every segment i.
-
-    Parameters
-    ----------
-    values : ndarray of float64, shape (n,)
-    offsets : ndarray of int64, shape (n_segments + 1,)
-        Ascending, ``offsets[0] = 0``, ``offsets[-1] = n``, no empty segment.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_segments,)
-    """
-    n_seg = offsets.shape[0] - 1
-    out = np.empty(n_seg, dtype=np.int64)
-    for i in range(n_seg):
-        best = offsets[i]
-        best_value = values[best]
-        for j in range(offsets[i] + 1, offsets[i + 1]):
-            if values[j] > best_value:
-                best = j
-                best_value = values[j]
-        out[i] = best
-    return out
 
 
 def max_pooled_oracle(scores, y, *, base, neg_offsets):
