@@ -36,7 +36,7 @@ import _floor
 import numpy as np
 
 from ssvm.losses import get_oracle
-from ssvm.losses._key_sort import sort_choice
+from ssvm.losses._core.sorting import sort_choice
 
 logger = logging.getLogger("bench_oracles")
 
@@ -231,7 +231,7 @@ def large_p(n_list, repeat, seed, frac_pos=0.1, budget=LARGE_P_BUDGET):
         if rec["skipped"]:
             print(f"— {rec['loss']} / {rec['oracle']} at P={rec['P']}: skipped, {rec['skipped']}")
     choice = sort_choice() or "numpy (no query here reached the radix sort's size)"
-    print(f"QS sorts a large query's keys by: {choice} (ssvm.losses._key_sort: the faster on this CPU, "
+    print(f"QS sorts a large query's keys by: {choice} (ssvm.losses._core.sorting: the faster on this CPU, "
           f"timed at its first large sort)")
     return records
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ssvm.losses import NDCGLoss
-from ssvm.losses._graded_kernel import graded_small_batch
-from ssvm.losses._qs_walk import inverse_log_table
+from ssvm.losses._core.derivative import inverse_log_table
+from ssvm.losses._core.graded import graded_batch as graded_small_batch
 from ssvm.losses.brute import rank_brute_oracle
 from ssvm.losses.graded import (
     check_grades,

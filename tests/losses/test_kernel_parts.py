@@ -4,9 +4,9 @@ the caches kept from call to call (bounded: past the bound a call gets arrays of
 import numpy as np
 import pytest
 
-from ssvm.losses import _key_sort as key_sort
-from ssvm.losses import _packed_keys as keys
-from ssvm.losses import _qs_walk as walk
+from ssvm.losses._core import derivative as walk  # the 1/log2 table's cache
+from ssvm.losses._core import sorting as key_sort
+from ssvm.losses._core import sorting as keys
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 31, 32, 33, 100, 4096, 70_000])
@@ -16,10 +16,10 @@ def test_sort_keys_is_numpys_sort(n):
         k = np.unique(rng.integers(0, 2**63, size=n, dtype=np.uint64) | high)  # distinct, as keys are
         rng.shuffle(k)
         got = k.copy()
-        keys.sort_keys(got)
+        keys.py_sort_keys(got)
         np.testing.assert_array_equal(got, np.sort(k))
     ids = rng.permutation(n).astype(np.int64)  # non-negative int64, viewed as uint64
-    keys.sort_keys(ids.view(np.uint64))
+    keys.py_sort_keys(ids.view(np.uint64))
     np.testing.assert_array_equal(ids, np.arange(n))
 
 
@@ -41,7 +41,7 @@ def _score_samples(rng, n):
 def test_sort_score_keys_is_numpys_sort(n):
     """The bucket sort of packed score keys gives exactly numpy's order of the keys, whatever the
     scores' spread (the bucket of a key never falls as the key rises)."""
-    from ssvm.losses._graded_kernel import pack_all
+    from ssvm.losses._core.sorting import py_pack_all as pack_all
 
     rng = np.random.default_rng(n)
     shift = keys.index_bits(max(n, 1))
@@ -50,7 +50,7 @@ def test_sort_score_keys_is_numpys_sort(n):
         pack_all(np.ascontiguousarray(scores, dtype=np.float64), shift, packed)
         perm = rng.permutation(n)
         got = packed[perm]
-        keys.sort_score_keys(got, shift)
+        keys.py_sort_score_keys(got, shift)
         np.testing.assert_array_equal(got, np.sort(packed))
 
 
@@ -61,7 +61,7 @@ def test_index_bits():
 
 @pytest.mark.parametrize("name", ["keys", "work"])
 def test_key_buffers_are_kept_up_to_their_bound(monkeypatch, name):
-    """The packed keys' buffer and the radix sort's work array (``._key_sort.kept_keys``), each
+    """The packed keys' buffer and the radix sort's work array (``_core.sorting.kept_keys``), each
     kept per thread under its name."""
     monkeypatch.setattr(key_sort, "CACHE_MAX_ENTRIES", 1000)
     for kept in ("keys", "work"):

@@ -19,7 +19,8 @@ from ssvm.losses import (
     ranking_loss,
     supported_oracles,
 )
-from ssvm.losses._rank_kernels import Objective, best_rank
+from ssvm.losses._core.derivative import Objective
+from ssvm.losses._core.derivative import py_best_rank as best_rank
 from ssvm.losses.brute import rank_brute_oracle
 from ssvm.losses.rank_losses import KIND_SUM_TABLE
 

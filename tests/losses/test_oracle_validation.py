@@ -158,6 +158,6 @@ def test_graded_batch_names_a_query_whose_grades_are_equal():
 
 
 def test_index_bits_of_no_sample_ends():
-    from ssvm.losses._packed_keys import index_bits
+    from ssvm.losses._core.sorting import index_bits
 
     assert index_bits(0) == 1 and index_bits(1) == 1

@@ -1,4 +1,4 @@
-"""Negatives set aside below every positive before the walk (``ssvm.losses._qs_bottom``), for AP and
+"""Negatives set aside below every positive before the walk (``ssvm.losses._core.set_aside``), for AP and
 NDCG: every one set aside is one that best_rank puts at P + 1 at its true order, the set-aside is
 used where it should be (trained-like scores: nearly all negatives that rank last), and the oracle's
 c and Δ with it are bit for bit the baselines' (yue / chakrabarti, the grid, the batch), on
@@ -8,11 +8,17 @@ import numpy as np
 import pytest
 from test_qs_walk import LOSSES, _exact
 
-from ssvm.losses import _packed_keys as keys
 from ssvm.losses import get_oracle
-from ssvm.losses._qs_bottom import LT_MONOTONE, Bound, sort_above_bottom, sorted_bottom, split_bottom, steps_hold
-from ssvm.losses._qs_walk import inverse_log_table, walk_oracle_core
-from ssvm.losses._rank_kernels import Objective, best_rank, sorted_negatives
+from ssvm.losses._core import sorting as keys
+from ssvm.losses._core.derivative import Objective, inverse_log_table
+from ssvm.losses._core.derivative import py_best_rank as best_rank
+from ssvm.losses._core.set_aside import LT_MONOTONE, Bound
+from ssvm.losses._core.set_aside import py_sort_above_bottom as sort_above_bottom
+from ssvm.losses._core.set_aside import py_sorted_bottom as sorted_bottom
+from ssvm.losses._core.set_aside import py_split_bottom as split_bottom
+from ssvm.losses._core.set_aside import py_steps_hold as steps_hold
+from ssvm.losses._core.sort_walk import walk_oracle_core
+from ssvm.losses._core.sorting import sorted_negatives
 from ssvm.losses.rank_losses import KIND_AP
 
 
@@ -20,7 +26,7 @@ def _sorted_bottom(neg, shift, scores, bound, c):
     """:func:`sorted_bottom` as graded NDCG's levels call it: on the negatives' keys sorted and
     repaired first (in place, as the other cuts leave theirs)."""
     neg.sort()
-    keys.repair(neg, scores, shift)
+    keys.py_repair(neg, scores, shift)
     return sorted_bottom(neg, shift, scores, bound, c)
 
 
@@ -45,7 +51,7 @@ def _split(s, y, how="split", loss="ap"):
     n_pos = int(y.sum())
     pos, neg, shift = keys.packed_keys(s, y, n_pos)
     neg = neg.copy()
-    sp = keys.unpack(pos, s, shift)[0]
+    sp = keys.py_unpack(pos, s, shift)[0]
     bound, obj = _bound(sp, neg.size, loss)
     c = np.full(s.size, np.nan)
     kept = HOWS[how](neg, shift, s, bound, c)
@@ -231,7 +237,7 @@ def test_nothing_is_set_aside_when_not_allowed_or_worth_it(how):
     s = np.concatenate([np.arange(100.0, 110.0), -5000.0 - np.arange(1000.0)])
     y = np.arange(s.size) < 10
     pos, neg, shift = keys.packed_keys(s, y, 10)
-    sp = keys.unpack(pos, s, shift)[0]
+    sp = keys.py_unpack(pos, s, shift)[0]
     for lt_size, kept in ((s.size + 2, 0), (s.size + 1, 1000)):  # a table one entry short: no set-aside
         bound = _bound(sp, 1000, "ndcg", lt_size)[0]
         assert HOWS[how](neg.copy(), shift, s, bound, np.empty(s.size)) == kept
@@ -239,15 +245,12 @@ def test_nothing_is_set_aside_when_not_allowed_or_worth_it(how):
 
 def test_subnormal_spread_is_not_binned():
     """Scores a few subnormals apart: 64 bins over them would need a scale past the floats (and an
-    index out of the bins); the split gives up instead.  Compiled with bounds checks, so that a bin
-    index out of range raises rather than writes elsewhere."""
-    from numba import njit
-
-    checked = njit(boundscheck=True)(split_bottom.py_func)
+    index out of the bins); the split gives up before it bins anything (it keeps every key)."""
+    checked = split_bottom
     s = np.concatenate([np.full(10, 6e-323), np.full(500, 5e-324), np.zeros(500)])
     y = np.arange(s.size) < 10
     pos, neg, shift = keys.packed_keys(s, y, 10)
-    bound = _bound(keys.unpack(pos, s, shift)[0], neg.size, "ap")[0]
+    bound = _bound(keys.py_unpack(pos, s, shift)[0], neg.size, "ap")[0]
     assert checked(neg.copy(), shift, s, bound, np.empty(s.size)) == neg.size
     _exact_both(s, y)
 
@@ -264,8 +267,8 @@ def test_the_sorted_cut_is_the_first_position_that_holds(loss):
         n_pos = int(y.sum())
         pos, neg, shift = keys.packed_keys(s, y, n_pos)
         neg = np.sort(neg)
-        keys.repair(neg, s, shift)
-        bound = _bound(keys.unpack(pos, s, shift)[0], neg.size, loss)[0]
+        keys.py_repair(neg, s, shift)
+        bound = _bound(keys.py_unpack(pos, s, shift)[0], neg.size, loss)[0]
         low = np.uint64((1 << shift) - 1)
         first = next((m for m in range(neg.size) if steps_hold(bound, s[int(neg[m] & low)], m + 1)), neg.size)
         assert sorted_bottom(neg, shift, s, bound, np.zeros(s.size)) == first

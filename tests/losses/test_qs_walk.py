@@ -1,4 +1,4 @@
-"""QS's sort-and-walk path for AP and NDCG (``ssvm.losses._qs_walk``): the packed-key sort against
+"""QS's sort-and-walk path for AP and NDCG (``ssvm.losses._core.sort_walk``): the packed-key sort against
 numpy's stable argsort, and the walk against the exhaustive oracle, the sorting baselines (yue,
 chakrabarti) and the grid path, bit for bit, on ties, one positive or negative, P ≫ N, extreme
 scales and scores that the truncated keys cannot separate."""
@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from losses_twins import random_query
 
 from ssvm.losses import APLoss, NDCGLoss, get_oracle
-from ssvm.losses import _packed_keys as keys
-from ssvm.losses import _qs_walk as walk
-from ssvm.losses._rank_kernels import Result, sorted_negatives, sorted_positives
+from ssvm.losses._core import sort_walk as walk
+from ssvm.losses._core import sorting as keys
+from ssvm.losses._core.derivative import Result
+from ssvm.losses._core.sorting import sorted_negatives, sorted_positives
 from ssvm.losses.qs import _qs_on_path
 
 LOSSES = {"ap": (APLoss(), "yue"), "ndcg": (NDCGLoss(), "chakrabarti")}
@@ -155,9 +156,9 @@ def test_uncertified_runs_are_closed_exactly(loss):
     out = Result(np.empty(s.size), np.zeros(n_pos + 1, np.int64))
     inv = 2.0 / (n_pos * n_neg)
     scale = table[0] if loss == "ndcg" else 0.0
-    tol = walk._tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
+    tol = walk.py_tolerance(sn[0], sn[-1], shift, sp, inv, scale if loss == "ndcg" else 1.0 / n_pos)
     steps = walk.Steps(sp, inv, n_pos, tol, kind, walk.inverse_log_table(s.size + 2), scale)
-    runs = walk._walk(neg, shift, s, steps, out)
+    runs = walk.py_walk(neg, shift, s, steps, out)
     assert runs.shape[0] > 0  # the closing step is exercised
     _exact(s, y, loss)
 

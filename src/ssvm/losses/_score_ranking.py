@@ -7,61 +7,31 @@ with a positive and a negative; rows outside them are ignored and get c = 0) and
 ``delta`` the loss Δ(R*, output) per query.
 
 * Rank losses (AP, NDCG): R_w sorts each query's positives and negatives by (−score, index)
-  (O(n log n): a compiled loop over small queries, numpy's packed-key sort for large ones,
-  :func:`~ssvm.losses._packed_keys.packed_order`); merging them gives each negative's interleaving rank
-  (1 + the positives above it), and Lemma 6's coefficients and Δ come from the ranks as in every oracle
-  (:func:`~ssvm.losses._rank_kernels.write_coefficients`, :func:`~ssvm.losses.rank_losses.loss_value`).
+  (O(n log n): a compiled loop over small queries, the large sort of the packed keys for large ones,
+  ``_core.sorting.packed_order``); merging them gives each negative's interleaving rank (1 + the
+  positives above it), and Lemma 6's coefficients and Δ come from the ranks as in every oracle
+  (``_core/score_ranking.pyx``).
 * 0-1: R_w labels a row positive iff its score is > 0 (as :func:`ssvm.losses.ranking_loss` does);
   the loss-diminished output (max F − εΔ) moves a row off its true label iff yᵢ sᵢ < −ε (yᵢ ∈ ±1).
 """
 
 import numpy as np
-from numba import njit
 
-from ._packed_keys import packed_order
-from ._rank_kernels import write_coefficients
+from ._core.derivative import py_write_coefficients
+from ._core.score_ranking import flip_batch, merge_ranks, ranked_batch, ranking_terms
+from ._core.sorting import packed_order
 from .dp import ap_direct_loss_inference
-from .rank_losses import loss_value
+from .qs import check_two_classes, count_positives
 
 __all__ = ["ranked_by_score", "labelled_by_score", "zero_one_diminished", "ap_diminished"]
 
 
-_BATCH_MAX = 4096  # queries up to this size are sorted inside one compiled loop; larger ones by numpy
+_BATCH_MAX = 4096  # queries up to this size are sorted inside one compiled loop; larger ones by the large sort
 
 
-@njit(cache=True)
-def _merge_ranks(sp, pos_ids, sn, neg_ids):
-    """Interleaving rank of each negative (1 + the positives above it) when positives and negatives,
-    each sorted by (−score, index), are merged in that order."""
-    ranks = np.empty(sn.size, dtype=np.int64)
-    k = 0
-    for t in range(sn.size):
-        s = sn[t]
-        j = neg_ids[t]
-        while k < sp.size and (sp[k] > s or (sp[k] == s and pos_ids[k] < j)):
-            k += 1
-        ranks[t] = k + 1
-    return ranks
-
-
-@njit(cache=True)
-def _ranking_terms(sp, pos_ids, sn, neg_ids, n, kind, log2_form):
-    """``(c, delta)`` of the merged ranking of sorted positives and negatives (Lemma 6)."""
-    ranks = _merge_ranks(sp, pos_ids, sn, neg_ids)
-    c, counts = write_coefficients(ranks, neg_ids, pos_ids, n, sp.size, sn.size)
-    return c, loss_value(kind, counts, log2_form)
-
-
-@njit(cache=True)
-def _ranked_kernel(scores, y, starts, ends, kind, log2_form, c_all, delta):
-    for q in range(starts.size):
-        a = starts[q]
-        s = scores[a:ends[q]]
-        pos = np.flatnonzero(y[a:ends[q]])
-        neg = np.flatnonzero(~y[a:ends[q]])
-        pos = pos[np.argsort(-s[pos], kind="mergesort")]  # stable: equal scores by index
-        neg = neg[np.argsort(-s[neg], kind="mergesort")]
-        c_all[a:ends[q]], delta[q] = _ranking_terms(s[pos], pos, s[neg], neg, s.size, kind, log2_form)
+def _labels(y):
+    y = np.ascontiguousarray(y)
+    return y.view(np.uint8) if y.dtype == np.bool_ else (y != 0).view(np.uint8)
 
 
 def ranked_by_score(scores, y, starts, ends, loss):
@@ -85,26 +55,28 @@ def ranked_by_score(scores, y, starts, ends, loss):
     delta : ndarray of float64, shape (Q,)
         Δ(R*, R_w) per query (1 − AP or 1 − NDCG of the ranking by score for the built-ins).
     """
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
+    check_two_classes(count_positives(_labels(y), starts, ends), ends - starts)
     if not loss.compiled_batch:
         for k in range(starts.size):
             a, b = starts[k], ends[k]
             sp, pos_ids, sn, neg_ids = packed_order(scores[a:b], y[a:b])
-            ranks = _merge_ranks(sp, pos_ids, sn, neg_ids)
-            c[a:b], counts = write_coefficients(ranks, neg_ids, pos_ids, b - a, sp.size, sn.size)
+            ranks = merge_ranks(sp, pos_ids, sn, neg_ids)
+            c[a:b], counts = py_write_coefficients(ranks, neg_ids, pos_ids, b - a, sp.size, sn.size)
             delta[k] = float(loss.value(counts))
         return c, delta
     kind = loss.kind
     small = ends - starts <= _BATCH_MAX
     delta_small = np.empty(int(small.sum()))
-    _ranked_kernel(scores, y, starts[small], ends[small], kind, True, c, delta_small)
+    ranked_batch(scores, _labels(y), starts[small], ends[small], kind, c, delta_small)
     delta[small] = delta_small
-    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (._key_sort)
+    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (_core.sorting.sort_large)
         a, b = starts[k], ends[k]
-        c[a:b], delta[k] = _ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, True)
+        c[a:b], delta[k] = ranking_terms(*packed_order(scores[a:b], y[a:b]), b - a, kind, True)
     return c, delta
 
 
@@ -132,20 +104,6 @@ def ap_diminished(scores, y, starts, ends, epsilon):
     return c, delta
 
 
-@njit(cache=True)
-def _flip_kernel(scores, y, starts, ends, margin, c, delta):
-    """Rows off their true label: yᵢ sᵢ < margin; with margin = 0 also a positive scoring 0."""
-    for q in range(starts.size):
-        n = ends[q] - starts[q]
-        wrong = 0
-        for i in range(starts[q], ends[q]):
-            ys = scores[i] if y[i] else -scores[i]
-            if ys < margin or (margin == 0.0 and ys == 0.0 and y[i]):
-                c[i] = -1.0 / n if y[i] else 1.0 / n
-                wrong += 1
-        delta[q] = wrong / n
-
-
 def labelled_by_score(scores, y, starts, ends):
     """``(c, delta)`` of R_w for 0-1: each row labelled positive iff its score is > 0.
 
@@ -163,8 +121,9 @@ def labelled_by_score(scores, y, starts, ends):
         Error rate of the labelling per query.
     """
     c = np.zeros(scores.size)
-    delta = np.empty(starts.size)
-    _flip_kernel(scores, y, starts, ends, 0.0, c, delta)
+    delta = np.empty(len(starts))
+    flip_batch(np.ascontiguousarray(scores, dtype=np.float64), _labels(y), np.ascontiguousarray(starts, dtype=np.int64),
+               np.ascontiguousarray(ends, dtype=np.int64), 0.0, c, delta)
     return c, delta
 
 
@@ -186,6 +145,7 @@ def zero_one_diminished(scores, y, starts, ends, epsilon):
     delta : ndarray of float64, shape (Q,)
     """
     c = np.zeros(scores.size)
-    delta = np.empty(starts.size)
-    _flip_kernel(scores, y, starts, ends, -float(epsilon), c, delta)
+    delta = np.empty(len(starts))
+    flip_batch(np.ascontiguousarray(scores, dtype=np.float64), _labels(y), np.ascontiguousarray(starts, dtype=np.int64),
+               np.ascontiguousarray(ends, dtype=np.int64), -float(epsilon), c, delta)
     return c, delta

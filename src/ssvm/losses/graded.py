@@ -15,17 +15,15 @@ its rows alike and are taken together; a threshold that leaves no row irrelevant
 
 Here: the grades' validation, the graded oracle (:func:`graded_ndcg_oracle`, and
 :func:`graded_ndcg_batch` over stacked queries: one sort per query and one certified walk per grade
-level, :mod:`._graded_kernel`), :func:`combine_levels` (the same sum over levels around any binary
+level, ``_core/graded.pyx``), :func:`combine_levels` (the same sum over levels around any binary
 batch function: the other NDCG oracles, the ranking by score of the direct loss) and
 :func:`graded_ndcg_value` (the graded NDCG of the ranking by score, optionally cut at k).
 """
 
 import numpy as np
 
-from ._graded_kernel import GAIN_CODES, graded_query, graded_small_batch, level_alphas, pack_all
-from ._key_sort import sort_large
-from ._packed_keys import index_bits, repair
-from ._qs_walk import inverse_log_table
+from ._core.derivative import inverse_log_table
+from ._core.graded import GAIN_CODES, graded_batch, graded_large_query, level_alphas
 from ._score_ranking import ranked_by_score
 from ._validation import check_grades
 from .qs import qs_batch, qs_oracle
@@ -73,7 +71,7 @@ def level_weights(grades, gain="exponential"):
         α_k = (g(v_k) − g(v_{k−1})) · IDCG_k / IDCG for k ≥ 1 (α_0 = 0); they sum to 1 when the
         lowest grade has gain 0.
     """
-    return level_alphas(np.asarray(grades, dtype=np.int64), GAIN_CODES[check_gain(gain)])
+    return level_alphas(np.ascontiguousarray(grades, dtype=np.int64), GAIN_CODES[check_gain(gain)])
 
 
 def graded_ndcg_batch(scores, y, starts, ends, gain="exponential"):
@@ -106,28 +104,23 @@ def graded_ndcg_batch(scores, y, starts, ends, gain="exponential"):
     if grades.dtype == bool or (grades.size and int(grades.max()) <= 1):
         return qs_batch(scores, grades > 0, starts, ends, _NDCG)
     code = GAIN_CODES[check_gain(gain)]
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    grades = np.ascontiguousarray(grades, dtype=np.int64)
     sizes = ends - starts
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
     lt = inverse_log_table(int(sizes.max()) + 2)
     small = sizes <= _BATCH_MAX
     if np.all(small):
-        graded_small_batch(scores, grades, starts, ends, code, lt, c, delta)
+        graded_batch(scores, grades, starts, ends, code, lt, c, delta)
         return c, delta
     if np.any(small):
         delta_small = np.empty(int(np.count_nonzero(small)))
-        graded_small_batch(scores, grades, starts[small], ends[small], code, lt, c, delta_small)
+        graded_batch(scores, grades, starts[small], ends[small], code, lt, c, delta_small)
         delta[small] = delta_small
-    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (._key_sort)
+    for k in np.flatnonzero(~small):  # a large query's keys: numpy's or the radix sort (_core.sorting.sort_large)
         a, b = starts[k], ends[k]
-        s = np.ascontiguousarray(scores[a:b])
-        shift = index_bits(b - a)
-        keys = np.empty(b - a, dtype=np.uint64)
-        pack_all(s, shift, keys)
-        sort_large(keys, shift)
-        repair(keys, s, shift)
-        work = (np.empty(b - a, dtype=np.uint64), np.empty(b - a, dtype=np.uint64), np.empty(b - a))
-        delta[k] = graded_query(s, grades[a:b], keys, shift, code, lt, *work, c[a:b])
+        delta[k] = graded_large_query(scores[a:b], grades[a:b], code, lt, c[a:b])
     return c, delta
 
 

@@ -17,10 +17,12 @@ conditions (C2)/(C3) for it numerically.
 """
 
 import numpy as np
-from numba import njit
+
+from ._core.derivative import discounts, loss_values, ndcg_norm
 
 __all__ = ["QSLoss", "APLoss", "NDCGLoss", "KIND_AP", "KIND_NDCG_LOG2", "KIND_SUM_TABLE"]
 
+# the kinds of derivative.pxd's enum (tests/losses/test_core_reference.py checks they agree)
 KIND_AP = 0  # closed form −i / (P (i+j−1)(i+j))
 KIND_NDCG_LOG2 = 1  # closed form (D(i+j) − D(i+j−1)) / Σ_{k≤P} D(k), D(m) = 1/log2(1+m); table[0] = 1/Σ D
 KIND_SUM_TABLE = 2  # table[i + j]
@@ -124,72 +126,9 @@ class QSLoss:
         return hash((type(self).__name__, tuple(sorted(self.__dict__.items()))))
 
 
-@njit(cache=True, inline="always")
-def _discount(i, log2_form):
-    if log2_form:
-        return 1.0 / np.log2(1.0 + i)
-    return 1.0 if i <= 2 else 1.0 / np.log2(float(i))
-
-
-@njit(cache=True)
-def ndcg_norm(n_pos, log2_form):
-    """Σ_{i ≤ P} D(i), the ideal DCG (D(i) = 1/log2(1 + i) if ``log2_form``, else Chakrabarti's)."""
-    norm = 0.0
-    for i in range(1, n_pos + 1):
-        norm += _discount(i, log2_form)
-    return norm
-
-
-@njit(cache=True)
-def loss_value(kind, counts, log2_form):
-    """Δ of one ± pattern ``counts`` (length P + 1: negatives per interleaving rank) for AP
-    (``kind`` = KIND_AP) or NDCG (else, discount as in :func:`ndcg_norm`).
-
-    One compiled loop shared by every oracle (the batched QS path included), so all of them sum
-    the loss in the same order: positive k (1-based) sits at ind(k) = k + #(negatives of rank ≤ k).
-    """
-    n_pos = counts.size - 1
-    before = 0
-    acc = 0.0
-    for k in range(1, n_pos + 1):
-        before += counts[k - 1]
-        if kind == KIND_AP:
-            acc += k / (k + before)
-        else:
-            acc += _discount(k + before, log2_form)
-    if kind == KIND_AP:
-        return 1.0 - acc / n_pos
-    return 1.0 - acc / ndcg_norm(n_pos, log2_form)
-
-
-@njit(cache=True)
-def builtin_table(kind, n_pos, table):
-    """Write into ``table`` (length 1) the kernel table of the built-in AP (nothing) or NDCG (log2)
-    loss for P = ``n_pos``, as :meth:`NDCGLoss.kernel_spec` computes it: [1 / Σ_{k≤P} D(k)]."""
-    if kind == KIND_NDCG_LOG2:
-        table[0] = 1.0 / ndcg_norm(n_pos, np.bool_(True))  # not a literal: NDCGLoss's specialisation
-
-
-@njit(cache=True)
-def builtin_value(kind, counts):
-    """Δ of the built-in AP or NDCG (log2) loss for the ± pattern ``counts``, as their
-    :meth:`~QSLoss.value` computes it."""
-    return loss_value(kind, counts, np.bool_(True))  # not a literal: the specialisation value() uses
-
-
-@njit(cache=True)
-def _loss_values(kind, counts, log2_form):
-    out = np.empty(counts.shape[0])
-    for r in range(counts.shape[0]):
-        out[r] = loss_value(kind, counts[r], log2_form)
-    return out
-
-
 def _values(kind, counts, discount_log2=True):
-    """:func:`loss_value` for counts of any leading shape (..., P + 1)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    out = _loss_values(kind, np.ascontiguousarray(counts.reshape(-1, counts.shape[-1])), discount_log2)
-    return out.reshape(counts.shape[:-1]) if counts.ndim > 1 else float(out[0])
+    """Δ (``_core.derivative.loss_value``) for counts of any leading shape (..., P + 1)."""
+    return loss_values(kind, counts, discount_log2)
 
 
 class APLoss(QSLoss):
@@ -210,15 +149,6 @@ class APLoss(QSLoss):
     def value(self, counts):
         """See :meth:`QSLoss.value`."""
         return _values(KIND_AP, counts)
-
-
-@njit(cache=True)
-def _discounts(i, log2_form):
-    """D at every position of the float array ``i`` (the one definition, :func:`_discount`)."""
-    out = np.empty(i.size)
-    for t in range(i.size):
-        out[t] = _discount(i[t], log2_form)
-    return out
 
 
 _DISCOUNTS = ("log2", "chakrabarti")
@@ -259,7 +189,7 @@ class NDCGLoss(QSLoss):
 
     def _d(self, i):
         i = np.asarray(i, dtype=np.float64)
-        return _discounts(i.ravel(), self.discount == "log2").reshape(i.shape)
+        return discounts(i, self.discount == "log2")
 
     def kernel_spec(self, n_pos, n_neg):
         """See :meth:`QSLoss.kernel_spec`; closed form for "log2", else a table on ``i + j``."""

@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 
-from ._key_sort import radix_sort_high
 from .registry import _REGISTRY, LOSS_NAMES, get_oracle, supported_oracles
 
 __all__ = ["CompileNotice", "cache_is_cold", "warm_up"]
@@ -46,10 +45,11 @@ def cache_is_cold(kernel):
 
 
 def _cache_is_cold():
-    """Whether the cache lacks the QS walk's batched kernel (then all the oracles' compile)."""
-    from ._qs_walk import walk_batch
+    """Whether the cache lacks the sorting baselines' scan (the QS family is compiled with the package:
+    the oracles' numba kernels left are the others')."""
+    from .greedy import _scan_all
 
-    return cache_is_cold(walk_batch)
+    return cache_is_cold(_scan_all)
 
 
 class CompileNotice:
@@ -151,6 +151,4 @@ def warm_up(losses=LOSS_NAMES, *, few_positives=True, log=None, notice_after=3.0
                     oracle(scores, y)
                     oracle.batch(np.concatenate([scores, scores]), np.concatenate([y, y]),
                                  np.array([0, y.size]), np.array([y.size, 2 * y.size]))
-        if compiled:  # the sort of a large query's keys (too few keys here to reach it)
-            radix_sort_high(np.arange(3, dtype=np.uint64), 1, np.empty(3, dtype=np.uint64))
     return notice.seconds

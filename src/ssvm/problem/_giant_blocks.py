@@ -28,7 +28,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..losses._packed_keys import packed_order
+from ..losses._core.sorting import packed_order
 from ._dask_tasks import non_finite_error
 from .weight_space import LinearScores
 
