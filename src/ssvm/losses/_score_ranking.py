@@ -17,11 +17,11 @@ with a positive and a negative; rows outside them are ignored and get c = 0) and
 
 import numpy as np
 
-from ._core.derivative import py_write_coefficients
+from ._core.derivative import count_positives, py_write_coefficients
 from ._core.score_ranking import flip_batch, merge_ranks, ranked_batch, ranking_terms
 from ._core.sorting import packed_order
 from .dp import ap_direct_loss_inference
-from .qs import check_two_classes, count_positives
+from .qs import check_two_classes
 
 __all__ = ["ranked_by_score", "labelled_by_score", "zero_one_diminished", "ap_diminished"]
 

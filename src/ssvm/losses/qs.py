@@ -26,7 +26,7 @@ layer's path for AP and NDCG).
 
 import numpy as np
 
-from ._core.derivative import inverse_log_table
+from ._core.derivative import count_positives, inverse_log_table
 from ._core.grid import NARROW_BINS, grid_batch, grid_entry
 from ._core.sort_walk import walk_batch, walk_oracle_core
 from ._core.sorting import sorted_positives
@@ -171,17 +171,6 @@ def qs_batch(scores, y, starts, ends, loss):
         for k in np.flatnonzero(~small):
             delta[k] = _qs_into(scores[starts[k]:ends[k]], y[starts[k]:ends[k]], loss, c[starts[k]:ends[k]])
     return c, delta
-
-
-def count_positives(labels, starts, ends):
-    """The number of positives of every query ``labels[starts[k]:ends[k]]`` (uint8 or bool labels).
-
-    Returns
-    -------
-    ndarray of int64, shape (Q,)
-    """
-    cum = np.concatenate(([0], np.cumsum(labels, dtype=np.int64)))
-    return cum[ends] - cum[starts]
 
 
 def _batch_path(scores, labels, starts, ends, n_pos, kind, walk, c, delta):

@@ -38,7 +38,7 @@ from libc.stdint cimport int64_t
 
 __all__ = ["KINDS", "Objective", "Result", "py_loss_step", "py_best_rank",
            "sum_table", "derivative_matrix", "py_write_coefficients", "ndcg_norm", "loss_values", "discounts",
-           "inverse_log_table"]
+           "inverse_log_table", "count_positives"]
 
 #: the kinds of derivative.pxd's enum, for Python (``ssvm.losses.rank_losses`` names them)
 KINDS = {"ap": KIND_AP, "ndcg_log2": KIND_NDCG_LOG2, "sum_table": KIND_SUM_TABLE}
@@ -344,3 +344,23 @@ def inverse_log_table(n):
         return _inverse_logs(n)
     _INVERSE_LOGS = _inverse_logs(min(max(n, 2 * _INVERSE_LOGS.size), CACHE_MAX_ENTRIES))
     return _INVERSE_LOGS
+
+
+def count_positives(const unsigned char[::1] y, const int64_t[::1] starts, const int64_t[::1] ends):
+    """P of every query ``y[starts[q]:ends[q]]`` (labels as uint8: a bool array's buffer).
+
+    Returns
+    -------
+    ndarray of int64, shape (Q,)
+    """
+    out = np.zeros(starts.shape[0], dtype=np.int64)
+    cdef int64_t[::1] n_pos = out
+    cdef Py_ssize_t q
+    cdef int64_t i, p
+    with nogil:
+        for q in range(starts.shape[0]):
+            p = 0
+            for i in range(starts[q], ends[q]):
+                p += y[i]
+            n_pos[q] = p
+    return out

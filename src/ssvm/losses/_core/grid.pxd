@@ -74,6 +74,7 @@ ctypedef struct gathered_t:
 
 ctypedef struct grid_work_t:
     # work memory of the grid path, reused from query to query
+    vector[int32_t] sample_bin  # every sample's bin (bin_scores: −1 above the grid)
     vector[int32_t] hist
     vector[int32_t] bins
     vector[int64_t] j0
@@ -120,10 +121,9 @@ cdef inline int64_t floor_scaled(double s, double inv_w) noexcept nogil:
     return <int64_t>x
 
 
-cdef inline int64_t bin_of(double s, const grid_t* grid) noexcept nogil:
-    """The bin of a score ``s`` ≤ hi; bin 0 also holds everything below the grid."""
-    cdef int64_t b = floor_scaled(s, grid.inv_w) - grid.base
-    return b if b > 0 else 0
+cdef extern from "grid_bin.h":
+    void bin_scores "ssvm_grid_bins"(const double* scores, int64_t n, double inv_w, int64_t base, double hi,
+                                     int32_t* bins) noexcept nogil
 
 
 cdef void grid_core(const double* scores, const unsigned char* y, int64_t n, const objective_t* obj,

@@ -4,7 +4,7 @@ without any data movement (the path ``oracle="qs"`` takes with few positives, P 
 
 Algorithm 1 sorts the positives only (O(P log P)).  Then:
 
-1. **Histogram** (here).  The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of
+1. **Histogram** (here; every sample's bin in one vectorised loop, ``grid_bin.h``).  The grid has about min(max(N / 8, 32 P), 64 N) / 3 bins (at most 2^21) of
    width 2^e (a power of two), so a negative's bin ``floor(s · 2^−e) − base`` is computed exactly and
    bin k holds exactly the scores in [E_k, E_k+1), E_k = (base + k) · 2^e; bin 0 also holds the scores
    below the grid (its lower edge is −∞; the grid starts at the minimum of a strided sample).  One pass
@@ -123,22 +123,20 @@ cdef grid_t make_grid(const double* scores, int64_t n, const objective_t* obj, c
     return grid
 
 
-cdef int64_t histogram(const double* scores, const unsigned char* y, int64_t n, const grid_t* grid,
-                       int32_t* hist) noexcept nogil:
-    """Pass 1: negatives per bin into ``hist`` (zeroed, ``grid.n_bins`` entries); returns the number scoring
-    above ``grid.hi``."""
-    cdef double hi = grid.hi
+cdef int64_t histogram(const int32_t* sample_bin, const unsigned char* y, int64_t n, int32_t* hist) noexcept nogil:
+    """Pass 1: negatives per bin into ``hist`` (zeroed), from every sample's bin (:c:func:`bin_scores`);
+    returns the number scoring above the grid (bin −1)."""
     cdef int64_t n_above = 0
     cdef int64_t i
-    cdef double s
+    cdef int32_t b
     for i in range(n):
         if y[i]:
             continue
-        s = scores[i]
-        if s > hi:
+        b = sample_bin[i]
+        if b < 0:
             n_above += 1
         else:
-            hist[bin_of(s, grid)] += 1
+            hist[b] += 1
     return n_above
 
 
@@ -216,8 +214,10 @@ cdef void grid_core(const double* scores, const unsigned char* y, int64_t n, con
     for t in range(n_pos + 1):
         counts[t] = 0
     cdef grid_t grid = make_grid(scores, n, obj, params)
+    work.sample_bin.resize(n)
+    bin_scores(scores, n, grid.inv_w, grid.base, grid.hi, work.sample_bin.data())
     work.hist.assign(grid.n_bins, 0)
-    cdef int64_t n_above = histogram(scores, y, n, &grid, work.hist.data())
+    cdef int64_t n_above = histogram(work.sample_bin.data(), y, n, work.hist.data())
     counts[0] += n_above
     cdef bins_t bins = corner_ranks(work.hist.data(), n_above, &grid, n - n_pos, obj, work)
     cdef open_bins_t ob = classify(work.hist.data(), &bins, grid.n_bins, params.narrow, obj, counts, work)

@@ -12,7 +12,7 @@ comparisons.  The thresholds come from the upper hull of the partial sums of the
 from libc.stdint cimport int16_t, int32_t, int64_t
 
 from .derivative cimport loss_step, objective_t
-from .grid cimport NARROW, bin_of
+from .grid cimport NARROW
 from .numerics cimport EPS, HULL_MARGIN, THRESHOLD_MARGIN, TINY
 
 
@@ -181,10 +181,11 @@ cdef inline int64_t scan_row(double s, int64_t lo, int64_t hi, int64_t o, const 
 
 cdef gathered_t assign(const double* scores, const unsigned char* y, int64_t n, const grid_t* grid,
                        const open_bins_t* ob, const objective_t* obj, double* c, grid_work_t* work) noexcept nogil:
-    """Pass 2: the coefficients of the settled negatives into ``c``; the others gathered per open bin."""
+    """Pass 2: the coefficients of the settled negatives into ``c``; the others gathered per open bin (every
+    sample's bin from pass 1, ``work.sample_bin``)."""
     cdef int64_t n_pos = obj.n_pos
     cdef double inv = obj.inv
-    cdef double hi = grid.hi
+    cdef const int32_t* sample_bin = work.sample_bin.data()
     cdef const double* code = ob.code
     cdef int64_t last = n_pos + 1
     cdef int64_t n_open = ob.n_open
@@ -200,6 +201,7 @@ cdef gathered_t assign(const double* scores, const unsigned char* y, int64_t n, 
     cdef int16_t* keys = work.keys.data()
     cdef int64_t* fill = work.fill.data()
     cdef int64_t i, q, off, o, r, ra, rb, t
+    cdef int32_t b
     cdef double s, cd, tl, ta, tb
     cdef bint near
     for q in range(n_open):
@@ -208,14 +210,15 @@ cdef gathered_t assign(const double* scores, const unsigned char* y, int64_t n, 
     for i in range(n):
         if y[i]:
             continue
-        s = scores[i]
-        if s > hi:
+        b = sample_bin[i]
+        if b < 0:  # above every positive: rank 1
             c[i] = top_coef
             continue
-        cd = code[bin_of(s, grid)]
+        cd = code[b]
         if cd >= 0.0:
             c[i] = cd
             continue
+        s = scores[i]
         q = -1 - <int64_t>cd
         off = ob.th_off[q]
         if off >= 0:
