@@ -43,7 +43,13 @@ def add_file_commands(sub):
     train.add_argument("-c", dest="C", type=float, default=1.0, help="RankSVM's C (default 1.0)")
     # names are checked by RankSVM itself (one line naming the accepted ones), so that the
     # parser, and ssvm --version, need not import the estimators
-    train.add_argument("--loss", default="ap", help="task loss: ap (default), ndcg, precision_at_k, zero_one")
+    train.add_argument("--loss", default="ap",
+                       help="task loss: ap (default), ndcg, precision_at_k, zero_one, pairwise (SVM^rank's "
+                            "swapped pairs), roc_auc")
+    train.add_argument("--c-convention", choices=("ssvm", "svm_rank"), default="ssvm",
+                       help="how -c reads: ssvm (default: C / Q times the sum of the hinges over the Q queries "
+                            "that count) or svm_rank (svm_rank_learn's -c: c / n over all n queries of the file, "
+                            "so C = c * Q / n)")
     train.add_argument("--oracle", default="auto", help="loss-augmented inference (default auto: the fastest)")
     train.add_argument("--solver", default="cutting_plane",
                        help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
@@ -122,7 +128,8 @@ def _train(args):
     from ssvm.model_files import save_model
 
     X, relevance, qid, zero_based = _read_letor(args.train, None, None, _zero_based(args.zero_based))
-    model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, gain=args.gain,
+    C = args.C if args.c_convention == "ssvm" else _svm_rank_C(args.C, relevance, qid)
+    model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=C, k=args.k, gain=args.gain,
                     tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
                     verbose=min(args.verbose, 2))
     if args.transform != "none":
@@ -137,6 +144,24 @@ def _train(args):
     logger.info("%s: %d rows, %d queries, %d features → %s", args.train, X.shape[0], np.unique(qid).size,
                 X.shape[1], args.model)
     return 0
+
+
+def _svm_rank_C(c, relevance, qid):
+    """ssvm's C for svm_rank_learn's ``-c c`` on this file: c · Q / n, Q the queries with two distinct
+    grades (those with a pair), n every query (:func:`ssvm.losses.pairwise.svm_rank_C`)."""
+    from ssvm.losses.pairwise import svm_rank_C
+
+    _, index = np.unique(qid, return_inverse=True)
+    lowest = np.full(index.max() + 1, np.inf)
+    highest = np.full(index.max() + 1, -np.inf)
+    np.minimum.at(lowest, index, relevance)
+    np.maximum.at(highest, index, relevance)
+    n_pair_queries = int(np.count_nonzero(lowest < highest))
+    if n_pair_queries == 0:
+        raise ValueError("no query has two distinct grades: nothing to rank")
+    C = svm_rank_C(c, lowest.size, n_pair_queries)
+    logger.info("svm_rank's -c %g: C = %g (%d of %d queries have a pair)", c, C, n_pair_queries, lowest.size)
+    return C
 
 
 def _predict(args):
@@ -194,6 +219,7 @@ def _eval(args):
     measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg", "gain": "binary"})]
     measures += [(f"NDCG@{k}", {"loss": "ndcg", "gain": "binary", "k": k}) for k in cutoffs]
     measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
+    measures += [("pairs in order (AUC)", {"loss": "pairwise"})]
     if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
         measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gain": "exponential"})]
         measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gain": "exponential", "k": k})

@@ -252,6 +252,9 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             from ssvm.problem.dask_training import training_set  # dask only when it is used
 
             if oracle.graded and ranking_mode:
+                if loss_entry(self.loss).reads_grades:
+                    raise ValueError(f"loss={self.loss!r} reads relevance grades, which do not run on dask arrays "
+                                     "yet; pass X as a numpy array or scipy matrix")
                 raise ValueError(f"graded NDCG (gain={self.gain!r}) does not run on dask arrays yet; pass "
                                  "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
@@ -260,14 +263,15 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
             data = in_memory_training_set(X, y, qid=qid, group=group,
-                                          gain=self.gain if oracle.graded and ranking_mode else None)
+                                          gain=oracle.gain if oracle.graded and ranking_mode else None)
         self.classes_ = data.classes
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
-        if oracle.graded and all(np.asarray(target).dtype == bool for target in data.targets):
+        if (oracle.graded and "gain" in loss_entry(self.loss).params
+                and all(np.asarray(target).dtype == bool for target in data.targets)):
             oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
             # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1

@@ -36,6 +36,7 @@ from ssvm._queries import check_relevance_grades, resolve_queries
 from ssvm.exceptions import external_stacklevel
 from ssvm.losses import loss_entry, ranking_loss
 from ssvm.losses.graded import graded_ndcg_value
+from ssvm.losses.pairwise import pair_order_score
 from ssvm.losses.registry import GAINS
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
@@ -266,6 +267,8 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gai
     per_query = _per_query_function(loss, entry, gain, k, grades)
     if entry.metric == "accuracy":
         counts = _every_query
+    elif entry.metric == "pairs":
+        counts = _several_grades
     else:
         counts = _several_grades if gain != "binary" else _both_classes
     values = [per_query(y_score[q], grades[q]) for q in resolve_queries(y_score.shape[0], qid=qid)
@@ -291,6 +294,10 @@ def _accuracy(scores, grades):
 
 def _per_query_function(loss, entry, gain, k, grades):
     """``f(scores, grades) -> score`` of one counted query; ValueError on options the loss ignores."""
+    if entry.metric == "pairs":
+        if k is not None or gain != "binary":
+            raise ValueError(f"loss {entry.name!r} scores the order of pairs of grades; it takes no k or gain.")
+        return _pairs
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS}; got {gain!r}.")
     if gain != "binary" and gain not in entry.gains:
@@ -311,6 +318,11 @@ def _per_query_function(loss, entry, gain, k, grades):
         return lambda s, g: _ndcg(s, g, gain, k)
     params = entry.check_params({"k": int(k)} if k is not None and "k" in entry.params else {})
     return lambda s, g: 1.0 - ranking_loss(s, g > 0, loss=loss, **params)
+
+
+def _pairs(scores, grades):
+    """The fraction of one query's pairs of grades r_i > r_j in order (any real grades: their order counts)."""
+    return pair_order_score(scores, np.unique(grades, return_inverse=True)[1].reshape(-1))
 
 
 def _ndcg(scores, grades, gain, k):

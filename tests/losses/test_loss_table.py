@@ -25,10 +25,12 @@ SubAP = type("SubAP", (APLoss,), {})  # AP's loss, but not served by the compile
 
 def test_every_entry_declares_what_the_modules_ask():
     labels = {name: loss_entry(name).label for name in LOSS_NAMES}
-    assert labels == {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1", "precision_at_k": "P@k"}
+    assert labels == {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1", "precision_at_k": "P@k", "pairwise": "pairs",
+                      "roc_auc": "AUC"}
     assert [name for name in LOSS_NAMES if loss_entry(name).intercept] == ["zero_one"]
     assert [name for name in LOSS_NAMES if loss_entry(name).metric == "accuracy"] == ["zero_one"]
-    assert [name for name in LOSS_NAMES if not loss_entry(name).latent] == ["precision_at_k"]
+    assert [name for name in LOSS_NAMES if not loss_entry(name).latent] == ["precision_at_k", "pairwise", "roc_auc"]
+    assert [name for name in LOSS_NAMES if loss_entry(name).reads_grades] == ["pairwise", "roc_auc"]
     assert loss_entry("precision_at_k").params["k"][0] == 10
     assert loss_entry("precision_at_k").check_params({}) == {"k": 10}
     assert loss_entry("ndcg").gains and not loss_entry("ap").gains
@@ -39,7 +41,7 @@ def test_every_entry_declares_what_the_modules_ask():
     for name in LOSS_NAMES:
         entry = loss_entry(name)
         assert isinstance(entry, LossEntry) and entry.name == name and entry.auto in entry.oracles
-        assert entry.metric in ("ranking", "accuracy")
+        assert entry.metric in ("ranking", "accuracy", "pairs")
 
 
 def test_a_loss_object_gets_the_generic_entry_with_itself_as_the_loss():

@@ -31,7 +31,7 @@ def test_the_table_is_what_the_entry_points_read():
         for name in supported_oracles(loss):
             oracle = get_oracle(loss, name, **binary)
             resolved = entry.auto if name == "auto" else name
-            assert isinstance(oracle, Oracle) and oracle.name == resolved and not oracle.graded
+            assert isinstance(oracle, Oracle) and oracle.name == resolved and oracle.graded == entry.reads_grades
             assert oracle.single is entry.oracles[resolved].single
             c, d = oracle(S, Y)
             np.testing.assert_array_equal(c, loss_augmented_inference(S, Y, loss, name, **binary)[0])

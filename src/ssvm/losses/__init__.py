@@ -19,18 +19,19 @@ front, saying so.
 from importlib import import_module
 
 from .dp import ap_direct_loss_inference
+from .pairwise import svm_rank_C
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 from .registry import (
-                       LOSS_NAMES,
-                       ORACLE_NAMES,
-                       LossEntry,
-                       Oracle,
-                       as_oracle,
-                       get_oracle,
-                       loss_augmented_inference,
-                       loss_entry,
-                       ranking_loss,
-                       supported_oracles,
+    LOSS_NAMES,
+    ORACLE_NAMES,
+    LossEntry,
+    Oracle,
+    as_oracle,
+    get_oracle,
+    loss_augmented_inference,
+    loss_entry,
+    ranking_loss,
+    supported_oracles,
 )
 from .suitability import QSCheckResult, check_qs_suitable
 from .warmup import warm_up
@@ -39,7 +40,7 @@ __all__ = [
     "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
     "supported_oracles", "loss_entry", "LossEntry",
     "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
-    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up",
+    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up", "svm_rank_C",
 ]
 
 # The functional layer (:mod:`ssvm.functional`) sits above ssvm.problem, which sits above this

@@ -70,13 +70,13 @@ def validate_scores_grades(scores, y, gain):
     ------
     ValueError
         As :func:`validate_scores_labels` for the scores; for grades that are negative, not
-        integers or not finite, or all equal (every ranking then has the same NDCG).
+        integers or not finite, or all equal (every ranking then has the same loss).
     """
     s, lab = _scores_and_labels(scores, y)
     grades = check_grades(lab, gain=gain)
     if grades.size == 0 or grades.min() == grades.max():
         raise ValueError("y needs at least two distinct grades (with all grades equal every ranking "
-                         "has the same NDCG)")
+                         "has the same loss)")
     return s, grades
 
 
@@ -149,6 +149,7 @@ def check_grades(y, n_samples=None, name="y", gain="exponential"):
 
 
 def _grade_error(name, n_bad, n, what):
-    return ValueError(f"{name} has {n_bad} of {n} rows with {what} relevance grades; graded NDCG needs "
-                      "non-negative integer grades (0 = irrelevant, 1, 2, ...): pass them as integers "
-                      "(e.g. np.rint(y).astype(int) after checking), or gain='binary' to count y > 0 as relevant")
+    return ValueError(f"{name} has {n_bad} of {n} rows with {what} relevance grades; graded NDCG and the "
+                      "pairwise losses need non-negative integer grades (0 = irrelevant, 1, 2, ...): pass them as "
+                      "integers (e.g. np.rint(y).astype(int) after checking), or gain='binary' to count y > 0 as "
+                      "relevant")

@@ -12,10 +12,11 @@ import numpy as np
 
 from .classification import ground_truth_topk_weights
 
-__all__ = ["MAX_BRUTE_SAMPLES", "rank_brute_oracle", "zero_one_brute_oracle", "precision_at_k_brute_oracle",
-           "rank_patterns"]
+__all__ = ["MAX_BRUTE_SAMPLES", "MAX_BRUTE_PAIRS", "rank_brute_oracle", "zero_one_brute_oracle",
+           "precision_at_k_brute_oracle", "pairwise_brute_oracle", "rank_patterns"]
 
 MAX_BRUTE_SAMPLES = 16
+MAX_BRUTE_PAIRS = 16
 _REL_TIE = 1e-12
 
 
@@ -155,4 +156,40 @@ def precision_at_k_brute_oracle(scores, y, k=10):
     # combinations come in lexicographic order: prefer fewer negatives, then the earliest set
     prefer = np.stack([-n_neg_in, -np.arange(sets.shape[0])], axis=1)
     i = _pick(values, prefer)
+    return c[i], float(delta[i])
+
+
+def pairwise_brute_oracle(scores, y, normalise=False):
+    """Exhaustive pairwise (SVM^rank) oracle over every labelling of the pairs r_i > r_j as in order or
+    swapped (ties: fewest swapped pairs).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of int64 or bool, shape (n,)
+        Relevance grades.
+    normalise : bool, default=False
+        Divide Δ and c by the number of pairs (``"roc_auc"``).
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    g = np.asarray(y, dtype=np.int64)
+    pairs = [(i, j) for i in range(g.size) for j in range(g.size) if g[i] > g[j]]
+    if len(pairs) > MAX_BRUTE_PAIRS:
+        raise ValueError(f"the brute-force oracle is exponential; got {len(pairs)} pairs, at most "
+                         f"{MAX_BRUTE_PAIRS} allowed")
+    m = len(pairs)
+    swapped = ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1).astype(bool)
+    c = np.zeros((2 ** m, g.size))
+    for t, (i, j) in enumerate(pairs):  # a swapped pair: Ψ(ȳ) − Ψ(y*) = x_j − x_i
+        c[swapped[:, t], i] -= 1.0
+        c[swapped[:, t], j] += 1.0
+    delta = swapped.sum(axis=1).astype(np.float64)
+    if normalise and m:
+        c /= m
+        delta /= m
+    i = _pick(delta + c @ np.asarray(scores, dtype=np.float64), -swapped.sum(axis=1))
     return c[i], float(delta[i])

@@ -18,7 +18,7 @@ import numpy as np
 from ._classification_kernels import precision_at_k_batch
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
 from ._validation import validate_scores_grades, validate_scores_labels
-from .brute import precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
+from .brute import pairwise_brute_oracle, precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
 from .dp import dp_oracle
 from .graded import (
@@ -32,18 +32,21 @@ from .graded import (
 )
 from .greedy import search_oracle, sorted_scan_oracle
 from .oracle import Oracle, OracleSpec, as_oracle
+from .pairwise import pairs_by_score, pairwise_batch, pairwise_oracle, swapped_pairs
 from .qs import qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
 
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
-LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k")
+LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
 #: gains of a graded measure (:func:`ssvm.metrics.mean_ndcg`)
-METRICS = ("ranking", "accuracy")
+METRICS = ("ranking", "accuracy", "pairs")
+#: the gain a loss that reads grades without gains carries on its Oracle (only the grades' order counts)
+GRADES_ONLY = "linear"
 
 
 def _check_k(k):
@@ -78,6 +81,10 @@ def _precision_value(s, yb, k):
     return float(np.count_nonzero(~yb[np.argsort(-s, kind="stable")][:k])) / k
 
 
+def _pairs_value(s, y, normalise=False):
+    return swapped_pairs(s, y, normalise)
+
+
 def _given(loss):
     """The user's loss object itself (an entry's ``loss_object`` for a :class:`QSLoss` instance)."""
     return loss
@@ -110,10 +117,16 @@ class LossEntry:
         The gains (:data:`GAINS`) its measure takes; () for a binary measure.
     binary_only : bool, default=True
         Training sees relevance as binary (``y > 0`` relevant).
-    metric : {"ranking", "accuracy"}, default="ranking"
+    reads_grades : bool, default=False
+        Its oracles read ``y`` as integer grades although it has no ``gain`` (``"pairwise"``: any two
+        distinct grades make a pair); its :class:`Oracle` carries the gain :data:`GRADES_ONLY`, so
+        the problem layer carries the grades and counts the queries with two distinct grades.
+    metric : {"ranking", "accuracy", "pairs"}, default="ranking"
         The trained measure: ``"ranking"``, one minus Δ of the ranking by score over the queries
         with a relevant and a non-relevant row; ``"accuracy"``, the share of rows whose
-        ``score > 0`` matches ``y > 0``, over every query.
+        ``score > 0`` matches ``y > 0``, over every query; ``"pairs"``, the fraction of a query's
+        pairs r_i > r_j the ranking by score puts in order (ROC area), over the queries with two
+        distinct grades.
     intercept : bool, default=False
         The loss is not invariant to shifting all scores, so the estimators learn an intercept.
     latent : bool, default=True
@@ -136,6 +149,7 @@ class LossEntry:
     params: dict = field(default_factory=dict)
     gains: tuple = ()
     binary_only: bool = True
+    reads_grades: bool = False
     metric: str = "ranking"
     intercept: bool = False
     latent: bool = True
@@ -191,6 +205,17 @@ _REGISTRY = {
                                  "brute": OracleSpec(precision_at_k_brute_oracle)},
                                 auto="auto", value=_precision_value, params={"k": (10, _check_k)},
                                 latent=False),  # its joint feature is not monotone in the scores
+    # SVM^rank's objective and SVM^perf's ROC area: the pairs r_i > r_j of the grades (ssvm.losses.pairwise)
+    "pairwise": LossEntry("pairwise", "pairs", {"auto": OracleSpec(pairwise_oracle, pairwise_batch),
+                                                "brute": OracleSpec(pairwise_brute_oracle)},
+                          auto="auto", value=_pairs_value, binary_only=False, reads_grades=True, metric="pairs",
+                          by_score=pairs_by_score, latent=False),
+    "roc_auc": LossEntry("roc_auc", "AUC", {"auto": OracleSpec(partial(pairwise_oracle, normalise=True),
+                                                               partial(pairwise_batch, normalise=True)),
+                                            "brute": OracleSpec(partial(pairwise_brute_oracle, normalise=True))},
+                         auto="auto", value=partial(_pairs_value, normalise=True), binary_only=False,
+                         reads_grades=True, metric="pairs", by_score=partial(pairs_by_score, normalise=True),
+                         latent=False),
 }
 # any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
@@ -261,7 +286,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     Parameters
     ----------
     loss : str or QSLoss, default="ap"
-        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"`` or a QS loss object.
+        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"``, ``"pairwise"``, ``"roc_auc"`` or a QS
+        loss object.
     oracle : str, default="auto"
         One of ``supported_oracles(loss)``; ``"auto"`` picks the fastest exact one.
     **loss_params
@@ -274,9 +300,9 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     Oracle
         Callable as ``f(scores: float64 (n,), y: bool (n,)) -> (c: float64 (n,), delta: float)``
         and, over many stacked queries, as ``f.batch(scores, y, starts, ends)``; picklable. For
-        NDCG with a ``gain`` other than ``"binary"`` it is the graded oracle (``f.graded``): ``y`` is
-        then int64 grades and ``(c, delta) = Σ_t α_t (c_t, δ_t)`` over the grade thresholds
-        (:mod:`ssvm.losses.graded`).
+        NDCG with a ``gain`` other than ``"binary"``, and for ``"pairwise"`` and ``"roc_auc"``, it is a
+        graded oracle (``f.graded``): ``y`` is then int64 grades (graded NDCG: ``(c, delta) = Σ_t α_t
+        (c_t, δ_t)`` over the grade thresholds, :mod:`ssvm.losses.graded`).
 
     Raises
     ------
@@ -296,6 +322,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     batched = spec.batched
     if "loss" in params and not params["loss"].compiled_batch:
         batched = None
+    if entry.reads_grades:
+        return Oracle(spec.single, batched, params, name, gain=GRADES_ONLY)
     gain = params.pop("gain", "binary")
     if gain != "binary":
         return _graded_oracle(name, spec, params, gain)
@@ -371,7 +399,8 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
         ``gain`` (two distinct ones at least).
     loss : str or QSLoss, default="ap"
         ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG (graded: gains as ``gain``), ``"zero_one"`` →
-        error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, or a QS loss object.
+        error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, ``"pairwise"`` → the
+        swapped pairs r_i > r_j (grades), ``"roc_auc"`` → their fraction, or a QS loss object.
     **loss_params
         ``k`` for ``"precision_at_k"`` (default 10, clipped to n), ``gain`` for ``"ndcg"``.
 
@@ -386,6 +415,9 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     """
     entry = loss_entry(loss)
     arguments = entry.arguments(loss_params)
+    if entry.reads_grades:
+        s, grades = validate_scores_grades(scores, y, GRADES_ONLY)
+        return entry.value(s, grades, **arguments)
     if arguments.get("gain", "binary") != "binary":
         s, grades = validate_scores_grades(scores, y, arguments["gain"])
         return entry.value(s, grades if grades.max() > 1 else grades > 0, **arguments)  # 0/1: binary, bit for bit
