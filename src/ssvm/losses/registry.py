@@ -31,6 +31,7 @@ from .graded import (
     graded_ranked_by_score,
 )
 from .greedy import search_oracle, sorted_scan_oracle
+from .mrr import MRRLoss, mrr_batch, mrr_oracle
 from .oracle import Oracle, OracleSpec, as_oracle
 from .pairwise import pairs_by_score, pairwise_batch, pairwise_oracle, swapped_pairs
 from .qs import qs_batch, qs_oracle
@@ -39,7 +40,7 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
-LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc")
+LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
@@ -216,6 +217,11 @@ _REGISTRY = {
                          auto="auto", value=partial(_pairs_value, normalise=True), binary_only=False,
                          reads_grades=True, metric="pairs", by_score=partial(pairs_by_score, normalise=True),
                          latent=False),
+    # 1 − MRR: exact by enumerating the negatives above the first positive (ssvm.losses.mrr)
+    "mrr": LossEntry("mrr", "MRR", {"auto": OracleSpec(mrr_oracle, mrr_batch),
+                                    "brute": OracleSpec(partial(rank_brute_oracle, loss=MRRLoss()))},
+                     auto="auto", value=partial(_rank_value, loss=MRRLoss()),
+                     by_score=partial(ranked_by_score, loss=MRRLoss())),
 }
 # any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
@@ -286,8 +292,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     Parameters
     ----------
     loss : str or QSLoss, default="ap"
-        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"``, ``"pairwise"``, ``"roc_auc"`` or a QS
-        loss object.
+        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"``, ``"pairwise"``, ``"roc_auc"``, ``"mrr"``
+        or a QS loss object.
     oracle : str, default="auto"
         One of ``supported_oracles(loss)``; ``"auto"`` picks the fastest exact one.
     **loss_params
@@ -400,7 +406,8 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     loss : str or QSLoss, default="ap"
         ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG (graded: gains as ``gain``), ``"zero_one"`` →
         error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, ``"pairwise"`` → the
-        swapped pairs r_i > r_j (grades), ``"roc_auc"`` → their fraction, or a QS loss object.
+        swapped pairs r_i > r_j (grades), ``"roc_auc"`` → their fraction, ``"mrr"`` → 1 − 1/(rank of
+        the first relevant row), or a QS loss object.
     **loss_params
         ``k`` for ``"precision_at_k"`` (default 10, clipped to n), ``gain`` for ``"ndcg"``.
 
