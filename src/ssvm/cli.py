@@ -45,7 +45,7 @@ def add_file_commands(sub):
     # parser, and ssvm --version, need not import the estimators
     train.add_argument("--loss", default="ap",
                        help="task loss: ap (default), ndcg, precision_at_k, zero_one, pairwise (SVM^rank's "
-                            "swapped pairs), roc_auc, mrr")
+                            "swapped pairs), roc_auc, mrr, f1, prbep")
     train.add_argument("--c-convention", choices=("ssvm", "svm_rank"), default="ssvm",
                        help="how -c reads: ssvm (default: C / Q times the sum of the hinges over the Q queries "
                             "that count) or svm_rank (svm_rank_learn's -c: c / n over all n queries of the file, "
@@ -219,7 +219,8 @@ def _eval(args):
     measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg", "gain": "binary"})]
     measures += [(f"NDCG@{k}", {"loss": "ndcg", "gain": "binary", "k": k}) for k in cutoffs]
     measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
-    measures += [("MRR", {"loss": "mrr"}), ("pairs in order (AUC)", {"loss": "pairwise"})]
+    measures += [("MRR", {"loss": "mrr"}), ("pairs in order (AUC)", {"loss": "pairwise"}),
+                 ("R-precision (PRBEP)", {"loss": "prbep"}), ("F1 of score > 0", {"loss": "f1"})]
     if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
         measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gain": "exponential"})]
         measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gain": "exponential", "k": k})

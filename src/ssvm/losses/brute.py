@@ -13,7 +13,8 @@ import numpy as np
 from .classification import ground_truth_topk_weights
 
 __all__ = ["MAX_BRUTE_SAMPLES", "MAX_BRUTE_PAIRS", "rank_brute_oracle", "zero_one_brute_oracle",
-           "precision_at_k_brute_oracle", "pairwise_brute_oracle", "rank_patterns"]
+           "precision_at_k_brute_oracle", "pairwise_brute_oracle", "f1_brute_oracle", "prbep_brute_oracle",
+           "rank_patterns"]
 
 MAX_BRUTE_SAMPLES = 16
 MAX_BRUTE_PAIRS = 16
@@ -193,3 +194,54 @@ def pairwise_brute_oracle(scores, y, normalise=False):
         delta /= m
     i = _pick(delta + c @ np.asarray(scores, dtype=np.float64), -swapped.sum(axis=1))
     return c[i], float(delta[i])
+
+
+def _labelling_brute(scores, y, loss_of_table, valid):
+    n = scores.size
+    _check_size(n)
+    ypm = np.where(y, 1.0, -1.0)
+    plus = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)  # ȳ_i = +1
+    a = (plus & y).sum(axis=1)
+    b = (plus & ~y).sum(axis=1)
+    keep = valid(a, b)
+    plus, a, b = plus[keep], a[keep], b[keep]
+    c = (np.where(plus, 1.0, -1.0) - ypm) / (2.0 * n)
+    delta = loss_of_table(a, b)
+    flips = (plus != y).sum(axis=1)
+    i = _pick(delta + c @ scores, -flips)
+    return c[i], float(delta[i])
+
+
+def f1_brute_oracle(scores, y):
+    """Exhaustive 1 − F1 oracle over all 2ⁿ labellings (ties: fewest flips; F1 = 0 without a true positive).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    n_pos = int(np.count_nonzero(y))
+    return _labelling_brute(scores, y, lambda a, b: np.where(a > 0, 1.0 - 2.0 * a / np.maximum(n_pos + a + b, 1), 1.0),
+                            lambda a, b: np.ones(a.shape, bool))
+
+
+def prbep_brute_oracle(scores, y):
+    """Exhaustive 1 − PRBEP oracle over the labellings with as many +1 as positives (ties: fewest flips).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    n_pos = int(np.count_nonzero(y))
+    return _labelling_brute(scores, y, lambda a, b: 1.0 - a / n_pos, lambda a, b: a + b == n_pos)

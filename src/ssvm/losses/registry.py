@@ -18,8 +18,16 @@ import numpy as np
 from ._classification_kernels import precision_at_k_batch
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
 from ._validation import validate_scores_grades, validate_scores_labels
-from .brute import pairwise_brute_oracle, precision_at_k_brute_oracle, rank_brute_oracle, zero_one_brute_oracle
+from .brute import (
+    f1_brute_oracle,
+    pairwise_brute_oracle,
+    prbep_brute_oracle,
+    precision_at_k_brute_oracle,
+    rank_brute_oracle,
+    zero_one_brute_oracle,
+)
 from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
+from .contingency import f1_batch, f1_oracle, f1_value, prbep_batch, prbep_oracle, prbep_value
 from .dp import dp_oracle
 from .graded import (
     GAINS,
@@ -40,7 +48,7 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
-LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr")
+LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
@@ -222,6 +230,12 @@ _REGISTRY = {
                                     "brute": OracleSpec(partial(rank_brute_oracle, loss=MRRLoss()))},
                      auto="auto", value=partial(_rank_value, loss=MRRLoss()),
                      by_score=partial(ranked_by_score, loss=MRRLoss())),
+    # SVM^perf's contingency-table losses over labellings (ssvm.losses.contingency); no direct loss yet
+    "f1": LossEntry("f1", "F1", {"auto": OracleSpec(f1_oracle, f1_batch), "brute": OracleSpec(f1_brute_oracle)},
+                    auto="auto", value=f1_value, intercept=True),
+    "prbep": LossEntry("prbep", "PRBEP", {"auto": OracleSpec(prbep_oracle, prbep_batch),
+                                          "brute": OracleSpec(prbep_brute_oracle)},
+                       auto="auto", value=prbep_value),
 }
 # any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
@@ -292,8 +306,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
     Parameters
     ----------
     loss : str or QSLoss, default="ap"
-        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"``, ``"pairwise"``, ``"roc_auc"``, ``"mrr"``
-        or a QS loss object.
+        ``"ap"``, ``"ndcg"``, ``"zero_one"``, ``"precision_at_k"``, ``"pairwise"``, ``"roc_auc"``, ``"mrr"``,
+        ``"f1"``, ``"prbep"`` or a QS loss object.
     oracle : str, default="auto"
         One of ``supported_oracles(loss)``; ``"auto"`` picks the fastest exact one.
     **loss_params
@@ -407,7 +421,8 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
         ``"ap"`` → 1 − AP, ``"ndcg"`` → 1 − NDCG (graded: gains as ``gain``), ``"zero_one"`` →
         error rate of ``scores > 0``, ``"precision_at_k"`` → 1 − precision@k, ``"pairwise"`` → the
         swapped pairs r_i > r_j (grades), ``"roc_auc"`` → their fraction, ``"mrr"`` → 1 − 1/(rank of
-        the first relevant row), or a QS loss object.
+        the first relevant row), ``"f1"`` → 1 − F1 of ``scores > 0``, ``"prbep"`` → 1 − the precision
+        of the P best-scored rows, or a QS loss object.
     **loss_params
         ``k`` for ``"precision_at_k"`` (default 10, clipped to n), ``gain`` for ``"ndcg"``.
 
