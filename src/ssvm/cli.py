@@ -45,7 +45,7 @@ def add_file_commands(sub):
     # parser, and ssvm --version, need not import the estimators
     train.add_argument("--loss", default="ap",
                        help="task loss: ap (default), ndcg, precision_at_k, zero_one, pairwise (SVM^rank's "
-                            "swapped pairs), roc_auc, mrr, f1, prbep")
+                            "swapped pairs), roc_auc, mrr, f1, prbep, ndcg_at_k")
     train.add_argument("--c-convention", choices=("ssvm", "svm_rank"), default="ssvm",
                        help="how -c reads: ssvm (default: C / Q times the sum of the hinges over the Q queries "
                             "that count) or svm_rank (svm_rank_learn's -c: c / n over all n queries of the file, "
@@ -55,7 +55,7 @@ def add_file_commands(sub):
                        help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
     train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
     train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
-    train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k (default 10)")
+    train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k and ndcg_at_k (default 10)")
     train.add_argument("--gain", default="exponential",
                        help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")

@@ -264,6 +264,8 @@ def query_scores(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gai
     gain = _renamed_gain(gain, gains)
     if gain is None:
         gain = entry.params["gain"][0] if "gain" in entry.params else "binary"
+    if k is None and entry.gains and "k" in entry.params:  # a truncated measure: its default cut-off
+        k = entry.params["k"][0]
     per_query = _per_query_function(loss, entry, gain, k, grades)
     if entry.metric == "accuracy":
         counts = _every_query

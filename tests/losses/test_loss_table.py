@@ -27,7 +27,7 @@ def test_every_entry_declares_what_the_modules_ask():
     labels = {name: loss_entry(name).label for name in LOSS_NAMES}
     assert labels == {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1", "precision_at_k": "P@k", "pairwise": "pairs",
                       "roc_auc": "AUC", "mrr": "MRR", "f1": "F1",
-                      "prbep": "PRBEP"}
+                      "prbep": "PRBEP", "ndcg_at_k": "NDCG@k"}
     assert [name for name in LOSS_NAMES if loss_entry(name).intercept] == ["zero_one", "f1"]
     assert [name for name in LOSS_NAMES if loss_entry(name).metric == "accuracy"] == ["zero_one"]
     assert [name for name in LOSS_NAMES if not loss_entry(name).latent] == ["precision_at_k", "pairwise", "roc_auc"]

@@ -34,7 +34,7 @@ Y = np.array([1, 0, 0])
 ])
 @pytest.mark.parametrize("loss", LOSS_NAMES)
 def test_bad_scores_and_labels(scores, y, match, loss):
-    params = {"gain": "binary"} if loss == "ndcg" else {}  # graded NDCG's labels: test_bad_grades
+    params = {"gain": "binary"} if "gain" in loss_entry(loss).params else {}  # graded: test_bad_grades
     if loss_entry(loss).reads_grades:  # grades: one grade is what the pairwise losses refuse
         match = {"no positive": "two distinct grades", "no negative": "two distinct grades",
                  "NaN or infinity": "NaN or infinite"}.get(match, match)
@@ -91,7 +91,8 @@ def test_unknown_names_and_unsupported_pairs():
 
 
 def test_registry_names():
-    assert LOSS_NAMES == ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep")
+    assert LOSS_NAMES == ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep",
+                          "ndcg_at_k")
     assert ORACLE_NAMES == ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
     assert supported_oracles("ap") == ("auto", "qs", "yue", "search", "dp", "brute")
     assert supported_oracles("ndcg") == ("auto", "qs", "chakrabarti", "brute")

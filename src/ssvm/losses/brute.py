@@ -14,7 +14,7 @@ from .classification import ground_truth_topk_weights
 
 __all__ = ["MAX_BRUTE_SAMPLES", "MAX_BRUTE_PAIRS", "rank_brute_oracle", "zero_one_brute_oracle",
            "precision_at_k_brute_oracle", "pairwise_brute_oracle", "f1_brute_oracle", "prbep_brute_oracle",
-           "rank_patterns"]
+           "ndcg_at_k_brute_oracle", "rank_patterns"]
 
 MAX_BRUTE_SAMPLES = 16
 MAX_BRUTE_PAIRS = 16
@@ -245,3 +245,22 @@ def prbep_brute_oracle(scores, y):
     """
     n_pos = int(np.count_nonzero(y))
     return _labelling_brute(scores, y, lambda a, b: 1.0 - a / n_pos, lambda a, b: a + b == n_pos)
+
+
+def ndcg_at_k_brute_oracle(scores, y, k=10):
+    """Exhaustive binary 1 − NDCG@k oracle over every ± pattern (:func:`rank_brute_oracle`'s tie rule).
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    k : int, default=10
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    from .ndcg_at_k import NDCGAtK  # NDCG@k's value from a pattern
+
+    return rank_brute_oracle(scores, y, NDCGAtK(k))

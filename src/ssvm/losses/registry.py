@@ -20,6 +20,7 @@ from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, z
 from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import (
     f1_brute_oracle,
+    ndcg_at_k_brute_oracle,
     pairwise_brute_oracle,
     prbep_brute_oracle,
     precision_at_k_brute_oracle,
@@ -40,6 +41,13 @@ from .graded import (
 )
 from .greedy import search_oracle, sorted_scan_oracle
 from .mrr import MRRLoss, mrr_batch, mrr_oracle
+from .ndcg_at_k import (
+    graded_ndcg_at_k_batch,
+    graded_ndcg_at_k_oracle,
+    ndcg_at_k_batch,
+    ndcg_at_k_oracle,
+    ndcg_at_k_value,
+)
 from .oracle import Oracle, OracleSpec, as_oracle
 from .pairwise import pairs_by_score, pairwise_batch, pairwise_oracle, swapped_pairs
 from .qs import qs_batch, qs_oracle
@@ -48,7 +56,7 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
-LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep")
+LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep", "ndcg_at_k")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
@@ -60,7 +68,7 @@ GRADES_ONLY = "linear"
 
 def _check_k(k):
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"precision_at_k needs an integer k >= 1, got {k!r}")
+        raise ValueError(f"a cut-off needs an integer k >= 1, got {k!r}")
     return int(k)
 
 
@@ -92,6 +100,14 @@ def _precision_value(s, yb, k):
 
 def _pairs_value(s, y, normalise=False):
     return swapped_pairs(s, y, normalise)
+
+
+def _graded_at_k(name, spec, params, gain):
+    """Graded NDCG@k: the levels' binary NDCG@k oracle summed with the truncated weights α_t."""
+    if name == "brute":
+        return Oracle(graded_ndcg_at_k_oracle, None, {"gain": gain, "k": params["k"], "binary": spec.single},
+                      name, gain=gain)
+    return Oracle(graded_ndcg_at_k_oracle, graded_ndcg_at_k_batch, {"gain": gain, "k": params["k"]}, name, gain=gain)
 
 
 def _given(loss):
@@ -147,6 +163,9 @@ class LossEntry:
     diminished : callable or None, default=None
         ``diminished(scores, y, starts, ends, epsilon) -> (c, delta)``: the loss-diminished output
         argmax F − εΔ; None: no ``"negative"`` direction.
+    graded_oracle : callable or None, default=None
+        ``graded_oracle(name, spec, params, gain) -> Oracle``: the oracle of a graded ``gain``; None:
+        the binary oracle summed over the grade levels with NDCG's weights (``"ndcg"``).
     """
 
     name: str
@@ -164,6 +183,7 @@ class LossEntry:
     latent: bool = True
     by_score: Optional[Callable] = None
     diminished: Optional[Callable] = None
+    graded_oracle: Optional[Callable] = None
 
     @property
     def directions(self):
@@ -236,6 +256,12 @@ _REGISTRY = {
     "prbep": LossEntry("prbep", "PRBEP", {"auto": OracleSpec(prbep_oracle, prbep_batch),
                                           "brute": OracleSpec(prbep_brute_oracle)},
                        auto="auto", value=prbep_value),
+    # truncated NDCG: a DP over the top-k region, graded by threshold decomposition (ssvm.losses.ndcg_at_k)
+    "ndcg_at_k": LossEntry("ndcg_at_k", "NDCG@k", {"auto": OracleSpec(ndcg_at_k_oracle, ndcg_at_k_batch),
+                                                   "brute": OracleSpec(ndcg_at_k_brute_oracle)},
+                           auto="auto", value=ndcg_at_k_value,
+                           params={"k": (10, _check_k), "gain": ("exponential", check_gain)}, gains=GAINS,
+                           binary_only=False, graded_oracle=_graded_at_k),
 }
 # any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
@@ -346,6 +372,8 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
         return Oracle(spec.single, batched, params, name, gain=GRADES_ONLY)
     gain = params.pop("gain", "binary")
     if gain != "binary":
+        if entry.graded_oracle is not None:
+            return entry.graded_oracle(name, spec, params, gain)
         return _graded_oracle(name, spec, params, gain)
     return Oracle(spec.single, batched, params, name)
 
