@@ -394,3 +394,14 @@ def test_exp_label_ranking_quick(tmp_path):
         if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
             assert all(r["Q10"] == 100.0 for r in rows)
             assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions
+
+
+def test_bench_svmrank_quick(tmp_path):
+    out, result, _ = run_script("bench_svmrank", tmp_path, plot=False)
+    assert "SVM^rank's objective" in out
+    rows = result["rows"]
+    assert [r["data"] for r in rows] == ["LETOR sample", "synthetic 1,500 rows"]
+    for r in rows:
+        assert r["C"] == pytest.approx(r["c"] * r["pair_queries"] / r["queries"])  # C = c·Q/n
+        assert 0 < r["C"] <= r["c"] and r["J_ssvm"] > 0
+        assert r["gap"] is not None and 0 <= r["gap"] <= 1e-4 * r["J_ssvm"] * 1.01  # certified to the tolerance
