@@ -72,7 +72,7 @@ ctypedef struct gathered_t:
     const int64_t* fill
 
 
-ctypedef struct grid_work_t:
+cdef cppclass grid_work_t:
     # work memory of the grid path, reused from query to query
     vector[int32_t] sample_bin  # every sample's bin (bin_scores: −1 above the grid)
     vector[int32_t] hist
