@@ -34,13 +34,21 @@ counter is trusted on x86-64 only (see :mod:`._ticks`); elsewhere the oracles in
 0 seconds.
 """
 
+import platform
+import threading
 import time
+from contextlib import contextmanager
 
+import numba
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from ..losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
+from .._threads import effective_n_threads
+from ..losses._classification_kernels import precision_at_k_batch
 from ..losses._graded_kernel import GAIN_CODES, graded_small_batch
 from ..losses._qs_walk import inverse_log_table, walk_batch
 from ..losses.classification import zero_one_batch
@@ -48,7 +56,6 @@ from ..losses.graded import graded_ndcg_batch
 from ..losses.qs import _BATCH_GRID, _BATCH_MAX, _NO_TABLE, _grid_batch, _use_walk, qs_batch
 from ..losses.rank_losses import KIND_NDCG_LOG2
 from . import _products
-from ._ticks import seconds_per_tick, ticks
 
 __all__ = ["FusedRound", "fused_plane"]
 
@@ -58,6 +65,145 @@ _PARALLEL_BYTES = 4 << 20  # X per chunk at least: below, one chunk in the calli
 _MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accumulators
 MODE_QS, MODE_ZERO_ONE, MODE_TOP_K, MODE_GRADED = 0, 1, 2, 3
 _NO_GRADES = np.zeros(0, dtype=np.int64)
+
+
+# --- Temporary: numba forms of kernels ported to Cython (a numba loop cannot call Cython). ----------
+# Removed when the fused round is ported (issue #34, P1): its Cython loop cimports
+# ssvm.problem._round (row sums), ssvm.losses._classification_kernels (the per-query oracles) and
+# ssvm.problem._ticks (the clock) instead.
+
+@njit(cache=True, nogil=True)
+def _tmp_dense_scores(X, w):  # removed when the fused round is ported
+    """``X @ w`` in the order of ``_round.pxd``'s row sum (8 lanes, a fixed tree, the rest in
+    order; no fastmath): bit for bit the two-pass path's scores."""
+    n, d = X.shape
+    s = np.empty(n)
+    full = d - d % 8
+    for i in range(n):
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+        for j in range(0, full, 8):
+            a0 += X[i, j] * w[j]
+            a1 += X[i, j + 1] * w[j + 1]
+            a2 += X[i, j + 2] * w[j + 2]
+            a3 += X[i, j + 3] * w[j + 3]
+            a4 += X[i, j + 4] * w[j + 4]
+            a5 += X[i, j + 5] * w[j + 5]
+            a6 += X[i, j + 6] * w[j + 6]
+            a7 += X[i, j + 7] * w[j + 7]
+        r = ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
+        for j in range(full, d):
+            r += X[i, j] * w[j]
+        s[i] = r
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _tmp_csr_scores(data, indices, indptr, w):  # removed when the fused round is ported
+    n = indptr.shape[0] - 1
+    s = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * w[indices[k]]
+        s[i] = acc
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _tmp_zero_one_into(scores, y, c):  # removed when the fused round is ported
+    n = scores.size
+    n_viol = 0
+    for i in range(n):
+        ypm = 1.0 if y[i] else -1.0
+        if 1.0 - ypm * scores[i] > 0.0:
+            c[i] = -ypm / n
+            n_viol += 1
+        else:
+            c[i] = 0.0
+    return n_viol / n
+
+
+@njit(cache=True, nogil=True)
+def _tmp_precision_at_k_into(scores, y, k, c):  # removed when the fused round is ported
+    n = scores.size
+    k = min(k, n)
+    a = np.empty(n)
+    n_pos = 0
+    for i in range(n):
+        a[i] = scores[i] + (0.0 if y[i] else 1.0)
+        n_pos += y[i]
+    v = np.partition(a, n - k)[n - k]
+    m = k
+    for i in range(n):
+        if a[i] > v:
+            m -= 1
+    n_neg = n - n_pos
+    w_pos = min(1.0, k / n_pos)
+    w_neg = max(0, k - n_pos) / n_neg if n_neg else 0.0
+    n_chosen_neg = 0
+    for positive in (True, False):
+        for i in range(n):
+            if a[i] == v and y[i] == positive:
+                a[i] = np.inf if m > 0 else -np.inf
+                m -= 1
+    for i in range(n):
+        chosen = a[i] > v
+        if chosen and not y[i]:
+            n_chosen_neg += 1
+        c[i] = ((1.0 if chosen else 0.0) - (w_pos if y[i] else w_neg)) / k
+    return n_chosen_neg / k
+
+
+#: whether the numba clock below reads the cycle counter (x86-64 only); removed when the fused round is ported
+COUNTER_WORKS = platform.machine().lower() in ("x86_64", "amd64")
+_tmp_anchor = None
+_tmp_first = threading.Lock()
+
+
+@intrinsic
+def _tmp_read_counter(typingctx):  # removed when the fused round is ported
+    def codegen(context, builder, signature, args):
+        if not COUNTER_WORKS:
+            return ir.Constant(ir.IntType(64), 0)
+        read = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                              "llvm.readcyclecounter")
+        return builder.call(read, [])
+
+    return types.int64(), codegen
+
+
+@njit(cache=True, nogil=True)
+def ticks():  # removed when the fused round is ported (then ssvm.problem._ticks's clock)
+    """The CPU's cycle counter (0 where it is not trusted)."""
+    return _tmp_read_counter()
+
+
+def seconds_per_tick():  # removed when the fused round is ported
+    """Seconds per tick of :func:`ticks`, calibrated against ``time.perf_counter`` from the first call."""
+    global _tmp_anchor
+    with _tmp_first:
+        if _tmp_anchor is None:
+            ticks()
+            _tmp_anchor = (time.perf_counter(), ticks())
+            time.sleep(0.002)
+    t0, c0 = _tmp_anchor
+    t1, c1 = time.perf_counter(), ticks()
+    return (t1 - t0) / (c1 - c0) if c1 > c0 else 0.0
+
+
+@contextmanager
+def _tmp_numba_threads():  # removed when the fused round is ported
+    """numba's threads for :func:`_round`: the OpenMP limit of the calling thread
+    (:func:`ssvm._threads.effective_n_threads`), so that ``threadpool_limits`` and a dask block
+    task's limit govern this loop as they govern the Cython kernels."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(effective_n_threads(), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+# --- end of the temporary part ----------------------------------------------------------------------
 
 
 def oracle_form(oracle):
@@ -85,9 +231,9 @@ def _block_oracles(s, y, grades, starts, ends, n_pos, walk, form, lt, grid, c, d
     for q in range(starts.size):
         a, b = starts[q], ends[q]
         if mode == MODE_ZERO_ONE:
-            delta[q] = zero_one_into(s[a:b], y[a:b], c[a:b])
+            delta[q] = _tmp_zero_one_into(s[a:b], y[a:b], c[a:b])
         elif mode == MODE_TOP_K:
-            delta[q] = precision_at_k_into(s[a:b], y[a:b], k, c[a:b])
+            delta[q] = _tmp_precision_at_k_into(s[a:b], y[a:b], k, c[a:b])
         elif walk[q]:
             walk_batch(s, y, starts[q:q + 1], ends[q:q + 1], n_pos[q:q + 1], kind, lt, c, delta[q:q + 1])
         else:
@@ -100,15 +246,15 @@ def _block_scores(rows, lo, hi, w):
     X64, X32, d64, d32, i32, p32, i64, p64 = rows
     if p32.size:
         if d32.size:
-            return _products._csr_scores(d32, i32, p32[lo:hi + 1], w)
-        return _products._csr_scores(d64, i32, p32[lo:hi + 1], w)
+            return _tmp_csr_scores(d32, i32, p32[lo:hi + 1], w)
+        return _tmp_csr_scores(d64, i32, p32[lo:hi + 1], w)
     if p64.size:
         if d32.size:
-            return _products._csr_scores(d32, i64, p64[lo:hi + 1], w)
-        return _products._csr_scores(d64, i64, p64[lo:hi + 1], w)
+            return _tmp_csr_scores(d32, i64, p64[lo:hi + 1], w)
+        return _tmp_csr_scores(d64, i64, p64[lo:hi + 1], w)
     if X32.size:
-        return _products._dense_scores(X32[lo:hi], w)
-    return _products._dense_scores(X64[lo:hi], w)
+        return _tmp_dense_scores(X32[lo:hi], w)
+    return _tmp_dense_scores(X64[lo:hi], w)
 
 
 @njit(cache=True, nogil=True)
@@ -336,7 +482,8 @@ class FusedRound:
         if self.chunk_cuts.size <= 2:  # one chunk or none: no threads to wake (they may wait for a core)
             g, (c_sum, sc), oracle_ticks = _chunk(*args, 0, self.chunk_cuts[-1], normaliser, delta)
         else:
-            G, sums, chunk_ticks = _round(*args, self.chunk_cuts, normaliser, delta)
+            with _tmp_numba_threads():
+                G, sums, chunk_ticks = _round(*args, self.chunk_cuts, normaliser, delta)
             g, (c_sum, sc), oracle_ticks = G.sum(axis=0), sums.sum(axis=0), int(chunk_ticks.sum())
         oracle_seconds = oracle_ticks * seconds_per_tick() if oracle_ticks else 0.0
         delta_sum = float(delta.sum())
