@@ -19,19 +19,43 @@ __all__ = ["zero_one_into", "precision_at_k_into", "precision_at_k_batch", "batc
 cdef extern from "<algorithm>" namespace "std" nogil:
     void nth_element[Iter](Iter first, Iter nth, Iter last)
 
+cdef extern from "_simd.h":
+    pass
+
+cdef extern from *:
+    """
+    #include <cstdint>
+    /* The 0-1 oracle's c of one query (see zero_one_query), in double arithmetic only, without a
+       branch (labels and violations follow no pattern a predictor could learn) and without
+       aliasing (restrict), so that the compiler vectorises it: y = ±1 is 2 [relevant] − 1;
+       c = −y / n is −y · (1/n), the same bits (a division by n is symmetric in sign), times
+       m = [1 − y s > 0], plus 0.0 (which turns the −0.0 of −(1/n) · 0 into the oracle's +0.0 and
+       leaves every other value as it is). Returns the violations: the c that are not 0. In every
+       version of SSVM_CLONES (_simd.h). */
+    SSVM_CLONES static std::int64_t ssvm_zero_one_c(const double* __restrict__ s, const unsigned char* __restrict__ y,
+                                               std::int64_t n, double* __restrict__ c) {
+        const double inv = 1.0 / n;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double ypm = 2.0 * y[i] - 1.0;
+            const double m = (1.0 - ypm * s[i] > 0.0) ? 1.0 : 0.0;
+            c[i] = (-ypm * inv) * m + 0.0;
+        }
+        std::int64_t n_viol = 0;
+        for (std::int64_t i = 0; i < n; ++i)
+            n_viol += c[i] != 0.0;
+        return n_viol;
+    }
+    """
+    int64_t zero_one_c "ssvm_zero_one_c"(const double* s, const unsigned char* y, int64_t n, double* c) noexcept nogil
+
 
 cdef double zero_one_query(const double* s, const unsigned char* y, int64_t n, double* c) noexcept nogil:
-    """:func:`~ssvm.losses.classification.zero_one_oracle` of the query ``s[:n]`` into ``c``; returns Δ."""
-    cdef int64_t i, n_viol = 0
-    cdef double ypm
-    for i in range(n):
-        ypm = 1.0 if y[i] else -1.0
-        if 1.0 - ypm * s[i] > 0.0:
-            c[i] = -ypm / n
-            n_viol += 1
-        else:
-            c[i] = 0.0
-    return n_viol / <double>n
+    """:func:`~ssvm.losses.classification.zero_one_oracle` of the query ``s[:n]`` into ``c``; returns Δ.
+
+    Flip sample i iff ``1 − yᵢ sᵢ > 0`` (``yᵢ = ±1``): ``cᵢ = −yᵢ / n`` there, 0 elsewhere; Δ is the
+    fraction flipped (the loop: ``zero_one_c`` above, vectorised).
+    """
+    return zero_one_c(s, y, n, c) / <double>n
 
 
 cdef double precision_at_k_query(const double* s, const unsigned char* y, int64_t n, int64_t k, double* c,

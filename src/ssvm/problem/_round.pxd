@@ -11,6 +11,9 @@ ctypedef fused index_t:
     int32_t
     int64_t
 
+cdef extern from "_simd.h":
+    pass
+
 cdef extern from *:
     """
     #include <cstdint>
@@ -37,14 +40,7 @@ cdef extern from *:
         for (std::int64_t j = 0; j < d; ++j)
             g[j] += static_cast<double>(x[j]) * c;
     }
-    /* The row loops of the products, compiled for AVX-512, AVX2 and the baseline and picked
-       once per process for the CPU (GCC's function multi-versioning on x86-64 Linux; elsewhere
-       the baseline only): the same numbers in every version, only wider registers. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-    #define SSVM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define SSVM_CLONES
-    #endif
+    /* The row loops of the products, in every version of SSVM_CLONES (_simd.h). */
     #define SSVM_DENSE_ROWS(T)                                                                      \
     SSVM_CLONES static void ssvm_dense_scores_rows(const T* X, std::int64_t d, const double* w,      \
                                                    double* s, std::int64_t lo, std::int64_t hi) {    \
