@@ -4,6 +4,8 @@ its plane against the oracles on the whole query, the fit against in memory, bad
 The test that no per-row array reaches the client of a LocalCluster is in test_dask_cluster.py.
 """
 
+import math
+
 import hypothesis.strategies as st
 import numpy as np
 import pytest
@@ -267,3 +269,42 @@ def test_small_blocks_are_joined_and_the_plane_stays_the_same():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="block_bytes must be a number of bytes >= 0"):
         DaskGiantHinge(Xd, y, oracle, block_bytes=-1)
+
+
+def twin_best_rank(s, j, lo, hi, sp, loss_obj, n_neg):
+    """The largest argmax of f_j over ranks lo..hi, in Python: the running difference of
+    _core.derivative.best_rank, one step at a time (NDCG by its closed form)."""
+    kind, table = loss_obj.kernel_spec(sp.size, n_neg)
+    inv = 2.0 / (sp.size * n_neg)
+    best, diff = lo, 0.0
+    for k in range(lo, hi):
+        if kind == 0:  # AP
+            m = float(k + j)
+            step = -k / (sp.size * (m - 1.0) * m)
+        else:
+            step = (1.0 / math.log2(1.0 + float(k + j)) - 1.0 / math.log2(float(k + j))) * table[0]
+        diff += (sp[k - 1] - s) * inv + step
+        if diff >= 0.0:
+            best, diff = k + 1, 0.0
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 200), st.sampled_from(["ap", "ndcg"]), st.sampled_from([1.0, 1e-3, 1e6]),
+       st.integers(0, 2**31 - 1))
+def test_ranks_at_against_each_negatives_own_scan(n_pos, n_neg, loss, scale, seed):
+    """Divide and conquer (ranks_at) gives every negative the rank of its own full scan."""
+    from ssvm.losses import APLoss, NDCGLoss
+    from ssvm.problem._giant_query import ranks_at
+
+    rng = np.random.default_rng(seed)
+    loss_obj = APLoss() if loss == "ap" else NDCGLoss()
+    sp = np.sort(np.round(rng.normal(size=n_pos) * 3, 1))[::-1] * scale
+    sn = np.sort(np.round(rng.normal(size=n_neg) * 3, 1))[::-1] * scale  # ties among and across
+    pick = np.unique(rng.integers(0, n_neg, size=int(rng.integers(1, n_neg + 1))))
+    kind, table = loss_obj.kernel_spec(n_pos, n_neg)
+    j = pick + 1
+    got = ranks_at(-sn[pick], j, np.ones_like(j), np.full_like(j, n_pos + 1), np.ascontiguousarray(sp), kind,
+                   np.asarray(table, dtype=np.float64), 2.0 / (n_pos * n_neg))
+    want = [twin_best_rank(sn[t], t + 1, 1, n_pos + 1, sp, loss_obj, n_neg) for t in pick]
+    np.testing.assert_array_equal(got, want)

@@ -26,29 +26,15 @@ numbers; :func:`block_top_gradient` gets the k-th key back and chooses every row
 import time
 
 import numpy as np
-from numba import njit
 
 from ..losses._core.sorting import packed_order
 from ._dask_tasks import non_finite_error
+from ._giant_query import count_at_or_before
 from .weight_space import LinearScores
 
 __all__ = ["BlockRanking", "BlockTop", "block_step", "block_gradient", "block_ranking", "block_samples",
            "block_summary", "block_top", "block_top_gradient", "block_top_keys", "block_zero_one",
            "count_at_or_before", "first_keys", "spaced_positions"]
-
-
-@njit(cache=True)
-def count_at_or_before(ms, rows, qm, qr):
-    """How many of the sorted keys ``(ms, rows)`` come at or before each of the sorted keys
-    ``(qm, qr)`` (one merge pass)."""
-    out = np.empty(qm.shape[0], dtype=np.int64)
-    i = 0
-    n = ms.shape[0]
-    for t in range(qm.shape[0]):
-        while i < n and (ms[i] < qm[t] or (ms[i] == qm[t] and rows[i] <= qr[t])):
-            i += 1
-        out[t] = i
-    return out
 
 
 class BlockRanking:

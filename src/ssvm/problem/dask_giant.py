@@ -35,9 +35,7 @@ from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
-from numba import njit
 
-from ..losses._rank_kernels import Objective, best_rank
 from ..losses.classification import precision_at_k_oracle, topk_weights, zero_one_oracle
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
@@ -52,6 +50,7 @@ from ._giant_blocks import (
     block_top_keys,
     block_zero_one,
 )
+from ._giant_query import ranks_at
 from .dask_space import (
     block_futures,
     block_pass,
@@ -109,30 +108,6 @@ def giant_loss(oracle):
     if type(loss) in (APLoss, NDCGLoss) and loss.kind in (KIND_AP, KIND_NDCG_LOG2):
         return loss
     return None
-
-
-@njit(cache=True)
-def ranks_at(ms, j, lo, hi, sp, kind, table, inv):
-    """Best interleaving rank (the largest argmax, as every oracle) of the negatives with
-    ``−score`` ``ms`` at positions ``j`` (ascending), each within its ranks ``lo..hi``.
-
-    The ranks never decrease along the negatives, so they are found by divide and conquer: the
-    middle negative's rank bounds those of the two halves — ``O((m + P) log m)`` steps for m
-    negatives and P positives, not ``O(m P)``.
-    """
-    obj = Objective(sp, inv, kind, table, sp.shape[0])
-    out = np.empty(ms.shape[0], dtype=np.int64)
-    stack = [(0, ms.shape[0], 1, sp.shape[0] + 1)]  # (first, end, lowest rank, highest rank)
-    while len(stack):
-        a, b, low, high = stack.pop()
-        if a >= b:
-            continue
-        m = (a + b) // 2
-        r = best_rank(-ms[m], j[m], max(low, lo[m]), min(high, hi[m]), obj)
-        out[m] = r
-        stack.append((a, m, low, r))
-        stack.append((m + 1, b, r, high))
-    return out
 
 
 def _key_order(ms, rows):
