@@ -23,7 +23,7 @@ N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
 
 The floor of a round (docs/design.md §11, ``--round-sizes``): one round (``StructuredHinge.plane``,
 AP, queries of 1,000 rows, 5% relevant) fused and two-pass against ONE ``X @ w`` in the same run,
-float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), with the
+float64 and float32, 1 and 2 OpenMP threads (target: round <= 1.5x one pass at 2 threads), with the
 round's compute floor (the CPU ns per row of a round over the first 4 MB of X, which stay in the
 cache, times N over the threads: what no overlap of memory and work can beat), and the oracles' ns
 per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
@@ -238,7 +238,7 @@ def main(argv=None):
         _common.emit(args, floor_tables, {"experiment": "bench_training", **floor_payload})
         return 0
 
-    # compile (or load from numba's cache) every oracle and solver path once, untimed: a small
+    # run every oracle and solver path once, untimed (first calls: page faults, caches): a small
     # query, which the oracles batch, and one above the batch size, which they run alone
     X0, y0 = _common.synthetic_ranking(300, args.d, 30, rng)
     for loss in args.losses:

@@ -17,7 +17,6 @@ from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
 from ssvm.problem._dask_blocks import aligned_chunks, merged_chunks, qid_runs  # noqa: E402
-from ssvm.problem._fused import COUNTER_WORKS  # noqa: E402 (the numba clock's, until the fused round is ported)
 from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
 from ssvm.problem.dask_space import DaskStructuredHinge  # noqa: E402
 from ssvm.solvers import SOLVERS  # noqa: E402
@@ -403,7 +402,6 @@ def test_counters_count_each_round_once():
     assert problem.n_oracle_calls == 3 * problem.n_queries + 2
 
 
-@pytest.mark.skipif(not COUNTER_WORKS, reason="the cycle counter is read on x86-64 only")
 def test_fused_block_tasks_charge_their_oracles():
     """The block task's fused round times its oracles (``oracle_seconds`` was 0 on the fused
     path): the part inside the fused rounds is reported apart, so the parts add up once."""
