@@ -100,7 +100,7 @@ def _recorded_calls(X, y, loss, C, random_state):
 
 def _oracle_rows(loss, calls):
     """Median and total time per call of every exact oracle of ``loss`` on ``calls``, interleaved
-    call by call (each called once untimed first: numba compilation); the oracles must agree."""
+    call by call (each called once untimed first: first calls fault their pages in); the oracles must agree."""
     from ssvm.losses import get_oracle, loss_entry, supported_oracles
 
     names = [o for o in supported_oracles(loss) if o not in ("auto", "brute")] or ["auto"]
