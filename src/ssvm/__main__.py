@@ -1,7 +1,6 @@
 """Command line: ``ssvm demo`` (also ``python -m ssvm demo``), ``ssvm train / predict / eval``.
 
-``ssvm warmup`` compiles the oracles' and the training round's numba kernels ahead of their first use
-(once per machine). ``ssvm demo`` runs the main job (see :mod:`ssvm.demo`): trains AP-SVM, NDCG-SVM and the 0-1 SVM on
+``ssvm demo`` runs the main job (see :mod:`ssvm.demo`): trains AP-SVM, NDCG-SVM and the 0-1 SVM on
 one-vs-rest digits retrieval, prints the test-quality and oracle-time tables to stdout, logs to
 stderr, and shows a progress bar on stderr while it trains. ``ssvm train``, ``predict`` and
 ``eval`` work on svmlight / LETOR files as SVM^rank does (see :mod:`ssvm.cli`); ``ssvm --version``.
@@ -48,14 +47,6 @@ def _build_parser():
     demo.add_argument("-v", "--verbose", action="count", default=0,
                       help="more logging from all of ssvm (-v: info, -vv: debug)")
     demo.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
-    sub.add_parser(
-        "warmup",
-        help="compile the oracles' and the training round's numba kernels now (once per machine; later runs "
-        "load them from the cache)",
-        description="Compile every oracle's numba kernels and the training round's ahead of their first use. "
-        "numba caches them on disk, "
-        "so this pays the one-time compile cost (tens of seconds) up front, e.g. right after installing.",
-    )
     return parser
 
 
@@ -70,17 +61,6 @@ def _demo(args):
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({k: v for k, v in result.items() if k != "tables"}, fh, indent=2)
-    return 0
-
-
-def _warmup():
-    from ssvm.losses import warm_up
-    from ssvm.problem.warmup import warm_up_rounds
-
-    log = logging.getLogger("ssvm.warmup")
-    log.setLevel(logging.INFO)
-    seconds = warm_up(log=log) + warm_up_rounds(log=log)
-    sys.stdout.write(f"ssvm's kernels are compiled and cached ({seconds:.1f} s)\n")
     return 0
 
 
@@ -111,8 +91,6 @@ def main(argv=None):
         return run_file_command(args)
     if args.command == "demo":
         return _demo(args)
-    if args.command == "warmup":
-        return _warmup()
     raise ValueError(f"unknown command {args.command!r}")  # argparse rejects it first
 
 

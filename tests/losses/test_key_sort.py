@@ -2,10 +2,6 @@
 against numpy's sort, bit for bit, and the oracles of large queries the same whichever sort the
 process chose."""
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -141,31 +137,3 @@ def test_large_query_oracles_agree_across_sorts(choice, ties):
         ]
     for a, b in zip(results["numpy"], results["radix"], strict=True):
         np.testing.assert_array_equal(a, b)
-
-
-WARMED = """
-import json
-import json
-import subprocess
-import sys
-
-import numpy as np
-from ssvm.losses import warm_up
-from ssvm.losses import _key_sort as ks
-from ssvm.losses._graded_kernel import pack_all
-warm_up(("ap",), few_positives=False)
-warmed = sorted(map(str, ks.radix_sort_high.signatures))
-ks._CHOICE["sort"] = "radix"
-keys = np.empty(50000, dtype=np.uint64)
-pack_all(np.random.default_rng(0).normal(size=keys.size), 16, keys)
-ks.sort_large(keys[:40000], 16)
-print(json.dumps({"warmed": warmed, "after": sorted(map(str, ks.radix_sort_high.signatures))}))
-"""
-
-
-def test_warm_up_compiles_the_radix_sort():
-    """In a fresh process, ``warm_up`` compiles the radix sort with the types a large sort passes."""
-    proc = subprocess.run([sys.executable, "-c", WARMED], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
-    assert out["warmed"] and out["after"] == out["warmed"]
