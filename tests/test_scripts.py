@@ -394,3 +394,31 @@ def test_exp_label_ranking_quick(tmp_path):
         if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
             assert all(r["Q10"] == 100.0 for r in rows)
             assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions
+
+
+def test_bench_first_use_quick(tmp_path):
+    """The import and the first fit, each in a fresh process, timed, with the issue's targets; with
+    ``--baseline-python`` the same rows again by that interpreter (here this one) and their ratios."""
+    out, result, pngs = run_script("bench_first_use", tmp_path)
+    assert "First use" in out and "SIMD" in out  # the table says on what machine
+    assert [r["what"] for r in result["rows"]] == ["import ssvm", "first fit (2,000 x 10, qid)"]
+    for r in result["rows"]:
+        assert 0 < r["wall s"] and r["CPU s"] > 0 and r["target s"] in (0.5, 1.5)
+        assert r["met"] == (r["wall s"] <= r["target s"])
+    assert pngs == ["first_use.png"]
+    assert "baseline" not in result
+
+
+def test_bench_first_use_baseline_quick(tmp_path):
+    out_json = tmp_path / "first_use.json"
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "bench_first_use.py"), "--quick", "--json", str(out_json),
+                           "--baseline-python", sys.executable], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "This build against the baseline" in proc.stdout
+    result = json.loads(out_json.read_text())
+    base = result["baseline"]
+    assert base["python"] == sys.executable
+    assert [r["what"] for r in base["rows"]] == [r["what"] for r in result["rows"]]
+    for new, old, ratio in zip(result["rows"], base["rows"], base["comparison"], strict=True):
+        assert ratio["wall new/old"] == new["wall s"] / old["wall s"] > 0
