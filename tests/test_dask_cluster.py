@@ -282,7 +282,7 @@ def test_gathered_passes_are_submitted_and_survive_a_lost_worker(client):
     oracle = get_oracle("precision_at_k", k=20)
     problem = DaskGatheredHinge(da.from_array(X, chunks=(500, 4)), y, oracle)
     memory = StructuredHinge(X, y, [np.arange(X.shape[0])], oracle)
-    assert problem._client is client
+    assert problem.cluster.client is client
     w = np.array([1.0, 0.3, -0.2, 0.1])
     before = problem.plane(w)
     for got, want in zip(before, memory.plane(w)):
@@ -316,7 +316,7 @@ def test_cluster_rounds_equal_in_memory_planes(client, d):
     """plane by the blocks' actors (w with each call), planes by submitted tasks on the blocks'
     futures (w inline or scattered once)."""
     from ssvm.problem import StructuredHinge
-    from ssvm.problem.dask_space import _INLINE_BYTES
+    from ssvm.problem._dask_cluster import _INLINE_BYTES
 
     X, y, qid = ranking_data(15, n_queries=12, d=d)
     assert (8 * d > _INLINE_BYTES) == (d == 9000)
@@ -326,7 +326,7 @@ def test_cluster_rounds_equal_in_memory_planes(client, d):
         problem = DaskStructuredHinge(da.from_array(X, chunks=(60, d)), y, qid, oracle, block_bytes=1)
         queries = [q for q in (np.flatnonzero(qid == v) for v in dict.fromkeys(qid)) if 0 < (y[q] > 0).sum() < q.size]
         memory = StructuredHinge(X, y > 0, queries, oracle)
-    assert problem._client is client and problem.n_blocks > 2  # one actor call or task per block
+    assert problem.cluster.client is client and problem.n_blocks > 2  # one actor call or task per block
     w = np.random.default_rng(1).standard_normal(d)
     for _ in range(2):  # the same actors serve every round
         got, want = problem.plane(w), memory.plane(w)
@@ -341,7 +341,7 @@ def _sums(pair, scale):
 
 
 def test_shareable_inlines_small_and_scatters_large_arguments(client):
-    from ssvm.problem.dask_space import shareable
+    from ssvm.problem._dask_cluster import shareable
 
     small = (np.arange(10.0), np.ones(3))
     assert shareable(client, small) is small and shareable(client, 2.0) == 2.0

@@ -128,8 +128,8 @@ class InProcess(DaskGiantHinge):
     def __init__(self, X, y, oracle, chunks, budget):
         super().__init__(da.from_array(X, chunks=(chunks, X.shape[1])), y, oracle, budget=budget)
         bounds = self._bounds
-        self._blocks = [(X[a:b], y[a:b], (k, int(a)))
-                        for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        self.cluster.blocks = [(X[a:b], y[a:b], (k, int(a)))
+                               for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
     def _compute(self, task, per_block, *shared, keep=False):
         self.n_passes += 1

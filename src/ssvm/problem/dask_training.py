@@ -13,9 +13,10 @@ import dask.array as da
 import numpy as np
 
 from .._queries import check_group
+from ._dask_cluster import distributed_client
 from .dask_gathered import DaskGatheredHinge
 from .dask_giant import DaskGiantHinge, giant_loss
-from .dask_space import DaskStructuredHinge, check_dask_features, distributed_client
+from .dask_space import DaskStructuredHinge, check_dask_features
 from .training_set import TrainingSet, class_targets
 
 __all__ = ["training_set"]
