@@ -32,7 +32,7 @@ sends back the k-th, and every block chooses its rows at or before it and sends 
 import time
 from dataclasses import dataclass
 
-import dask.array as da
+import dask
 import numpy as np
 from numba import njit
 
@@ -45,16 +45,17 @@ from ._dask_cluster import ClusterBlocks, DaskProblem, place
 from ._giant_blocks import (
     block_gradient,
     block_ranking,
+    block_relevance,
     block_step,
     block_summary,
     block_top,
     block_top_gradient,
     block_top_keys,
     block_zero_one,
+    relevant_count,
 )
-from .dask_space import check_dask_features, joined_chunks
+from .dask_space import check_dask_features, dask_rows, joined_chunks
 from .protocol import Plane, Planes
-from .score_space import check_relevance
 
 __all__ = ["DaskGiantHinge", "TopK", "giant_loss"]
 
@@ -137,8 +138,9 @@ class DaskGiantHinge(DaskProblem):
     ----------
     X : dask.array.Array of shape (n, n_features)
         Dense features (see :func:`~ssvm.problem.dask_space.check_dask_features`). Must be finite.
-    y : array-like of shape (n,)
-        Binary relevance, with a positive and a negative row.
+    y : array-like or dask array of shape (n,)
+        Relevance (bool, or numbers of which ``y > 0`` are relevant), with a positive and a
+        negative row: checked and counted on the blocks, never brought to the client.
     oracle : Oracle
         An exact oracle of AP, NDCG (log2 discount), 0-1 or precision@k (see :func:`giant_loss`).
     fit_intercept : bool, default=False
@@ -189,15 +191,16 @@ class DaskGiantHinge(DaskProblem):
         if self.loss is None:
             raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount), 0-1 and "
                              "precision@k oracles only; use DaskGatheredHinge for other losses")
-        y = check_relevance(y, n)
-        n_pos = int(np.count_nonzero(y))
+        # the labels are checked and counted where they are: a number a block comes to the client
+        relevant = dask_rows(y, "y", n, X.chunks[0]).map_blocks(block_relevance, dtype=bool)
+        n_pos = sum(dask.compute(*map(dask.delayed(relevant_count), relevant.to_delayed().ravel())))
         if n_pos in (0, n):
             raise ValueError("the query needs a relevant and an irrelevant row")
         if budget is None:
             budget = max(_BUDGET, 16 * n_pos)
         if not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
-        (X, relevant), client = place(persist, X, da.from_array(y, chunks=(X.chunks[0],)))
+        (X, relevant), client = place(persist, X, relevant)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
         # a block's rows and labels on one worker; each pass submits its tasks on their futures
         self.cluster = ClusterBlocks([(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(

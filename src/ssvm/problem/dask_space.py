@@ -42,7 +42,7 @@ from ._dask_cluster import ClusterBlocks, DaskProblem, Statistic, distributed_cl
 from ._dask_tasks import BlockRounds, block_plane, block_planes, query_counts
 from .protocol import Plane, Planes
 
-__all__ = ["DaskStructuredHinge", "check_dask_features", "joined_chunks"]
+__all__ = ["DaskStructuredHinge", "check_dask_features", "dask_rows", "joined_chunks"]
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +110,28 @@ def check_dask_features(X):
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 
-def _rows(v, name, n, chunks):
-    """``y`` or ``qid`` (numpy or dask) as a dask array with the row chunks ``chunks``."""
+def dask_rows(v, name, n, chunks):
+    """``y`` or ``qid`` (numpy or dask) as a dask array with the row chunks ``chunks`` (lazily).
+
+    Parameters
+    ----------
+    v : array-like or dask.array.Array
+    name : str
+        For the messages.
+    n : int
+        Rows of ``X``.
+    chunks : tuple of int
+        Row chunks of ``X``.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not 1-D, has unknown chunk sizes or not ``n`` entries.
+    """
     if isinstance(v, da.Array):
         if v.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
@@ -251,7 +271,7 @@ class DaskStructuredHinge(DaskProblem):
         X = check_dask_features(X)
         n, d = X.shape
         chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
-        y, qid = _rows(y, "y", n, chunks), _rows(qid, "qid", n, chunks)
+        y, qid = dask_rows(y, "y", n, chunks), dask_rows(qid, "qid", n, chunks)
         row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
         runs = list(dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
                                    for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))]))
