@@ -1,21 +1,20 @@
 """The floor of a training round (docs/design.md §11), measured: shared by bench_training and bench_oracles.
 
 * :func:`round_rows`: one cutting-plane round (``StructuredHinge.plane``) fused and two-pass against
-  ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 OpenMP threads, and the round's
+  ONE ``X @ w`` in the same run, float64 / float32, on 1 and 2 threads, and the round's
   compute floor (:func:`in_cache_ns_per_row`);
 * :func:`oracle_row_rows`: oracle ns per row, many small queries (``Oracle.batch``) against one query
   of 10^6 rows;
 * :func:`one_pass_seconds`: the floor itself, the faster of two ways to read X once for ``X @ w``
-  at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on OpenMP
-  threads from 8 MB of X on; what the two-pass round and a large query's round call);
+  at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on the
+  kernels' threads from 8 MB of X on; what the two-pass round and a large query's round call);
 * :func:`simd_sort`: which SIMD sort numpy's ``np.sort`` runs on this CPU.
 """
 
 import time
 
 import numpy as np
-
-from ssvm._threads import limited_threads
+from _baseline import kernel_threads
 
 ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
 ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
@@ -49,16 +48,16 @@ def one_pass_seconds(X, w, repeats, threads):
     and the faster: ``{"numpy": ..., "ssvm": ..., "floor": ..., "by": name}``.
 
     numpy's ``X @ w`` (``w`` in X's dtype) runs with ``threads`` BLAS threads, ssvm's product
-    (``ssvm.problem._products.scores``, float64 sums) with ``threads`` OpenMP threads.
+    (``ssvm.problem._products.scores``, float64 sums) on ``threads`` threads of its own.
     """
     from threadpoolctl import threadpool_limits
 
     from ssvm.problem._products import scores
 
     w_x = w.astype(X.dtype)
-    with limited_threads(threads):
-        with threadpool_limits(limits=threads, user_api="blas"):
-            times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
+    with threadpool_limits(limits=threads, user_api="blas"):
+        times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
+    with kernel_threads(threads):
         times["ssvm"] = median_seconds(lambda: scores(X, w), repeats)
     by = min(times, key=times.get)
     return {**times, "floor": times[by], "by": by}
@@ -122,7 +121,7 @@ def _round_cells(data, query_size, rng, repeats, threads):
         for n_threads in threads:
             one = one_pass_seconds(X, w, repeats, n_threads)
             t_xw = one["floor"]
-            with limited_threads(n_threads):
+            with kernel_threads(n_threads):
                 t_fused = median_seconds(lambda w=w: fused.plane(w), repeats)
                 t_plain = median_seconds(lambda w=w: plain.plane(w), repeats)
             floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
@@ -150,7 +149,7 @@ def in_cache_ns_per_row(X, y, queries, w, repeats):
     head = [q for q in queries if q[-1] < fit] or queries[:1]  # whole queries; at least one
     n = head[-1][-1] + 1
     small = StructuredHinge(X[:n], y[:n], head, get_oracle("ap"))
-    with limited_threads(1):
+    with kernel_threads(1):
         small.plane(w)
         seconds = median_seconds(lambda: [small.plane(w) for _ in range(10)], repeats, clock=time.thread_time)
     return 1e9 * seconds / 10 / sum(q.size for q in head)  # per row of the queries (a dropped query's are not)
