@@ -77,7 +77,7 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 1,
 }
-# numba, joblib and the solvers log or warn on stderr while the examples run; the examples'
+# joblib and the solvers log or warn on stderr while the examples run; the examples'
 # printed output is what the pages show.
 warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
 

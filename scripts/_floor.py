@@ -1,20 +1,20 @@
 """The floor of a training round (docs/design.md §11), measured: shared by bench_training and bench_oracles.
 
 * :func:`round_rows`: one cutting-plane round (``StructuredHinge.plane``) fused and two-pass against
-  ONE ``X @ w`` in the same run, float64 / float32, 1 and 2 numba threads, and the round's
+  ONE ``X @ w`` in the same run, float64 / float32, on 1 and 2 threads, and the round's
   compute floor (:func:`in_cache_ns_per_row`);
 * :func:`oracle_row_rows`: oracle ns per row, many small queries (``Oracle.batch``) against one query
   of 10^6 rows;
 * :func:`one_pass_seconds`: the floor itself, the faster of two ways to read X once for ``X @ w``
-  at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on numba's
-  threads from 8 MB of X on; what the two-pass round and a large query's round call);
+  at a thread count: numpy's BLAS ``X @ w`` and ssvm's compiled product (row chunks on the
+  kernels' threads from 8 MB of X on; what the two-pass round and a large query's round call);
 * :func:`simd_sort`: which SIMD sort numpy's ``np.sort`` runs on this CPU.
 """
 
 import time
 
-import numba
 import numpy as np
+from _baseline import kernel_threads
 
 ROUND_TARGET = 1.5  # a round <= 1.5x one pass over X (float64 and float32, 2 threads)
 ORACLE_TARGET = 1.5  # small queries <= 1.5x the per-row cost of one large query
@@ -48,21 +48,17 @@ def one_pass_seconds(X, w, repeats, threads):
     and the faster: ``{"numpy": ..., "ssvm": ..., "floor": ..., "by": name}``.
 
     numpy's ``X @ w`` (``w`` in X's dtype) runs with ``threads`` BLAS threads, ssvm's product
-    (``ssvm.problem._products.scores``, float64 sums) with ``threads`` numba threads.
+    (``ssvm.problem._products.scores``, float64 sums) on ``threads`` threads of its own.
     """
     from threadpoolctl import threadpool_limits
 
     from ssvm.problem._products import scores
 
     w_x = w.astype(X.dtype)
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        with threadpool_limits(limits=threads, user_api="blas"):
-            times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
+    with threadpool_limits(limits=threads, user_api="blas"):
+        times = {"numpy": median_seconds(lambda: X @ w_x, repeats)}
+    with kernel_threads(threads):
         times["ssvm"] = median_seconds(lambda: scores(X, w), repeats)
-    finally:
-        numba.set_num_threads(before)
     by = min(times, key=times.get)
     return {**times, "floor": times[by], "by": by}
 
@@ -96,14 +92,10 @@ def round_rows(sizes, d, repeats, rng, query_size=1000, frac_pos=0.05, threads=(
     (:func:`one_pass_seconds`), at two ``w``: random (scores interleaved: every negative walked)
     and fitted (:func:`fitted_w`: the scores a training round meets near the optimum)."""
     rows = []
-    before = numba.get_num_threads()
-    try:
-        for n in sizes:
-            for dtype in (np.float64, np.float32):
-                rows += _round_cells(ranking_queries(n, query_size, frac_pos, d, dtype, rng), query_size, rng,
-                                     repeats, threads)
-    finally:
-        numba.set_num_threads(before)
+    for n in sizes:
+        for dtype in (np.float64, np.float32):
+            rows += _round_cells(ranking_queries(n, query_size, frac_pos, d, dtype, rng), query_size, rng,
+                                 repeats, threads)
     return rows
 
 
@@ -129,9 +121,9 @@ def _round_cells(data, query_size, rng, repeats, threads):
         for n_threads in threads:
             one = one_pass_seconds(X, w, repeats, n_threads)
             t_xw = one["floor"]
-            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
-            t_fused = median_seconds(lambda w=w: fused.plane(w), repeats)
-            t_plain = median_seconds(lambda w=w: plain.plane(w), repeats)
+            with kernel_threads(n_threads):
+                t_fused = median_seconds(lambda w=w: fused.plane(w), repeats)
+                t_plain = median_seconds(lambda w=w: plain.plane(w), repeats)
             floor = 1e-9 * in_cache * X.shape[0] / n_threads  # the round's CPU work, on every thread, no memory
             rows.append({"N": X.shape[0], "d": X.shape[1], "X": X.dtype.name, "w": w_name, "threads": n_threads,
                          "numpy X@w ms": 1e3 * one["numpy"], "ssvm X@w ms": 1e3 * one["ssvm"],
@@ -157,13 +149,9 @@ def in_cache_ns_per_row(X, y, queries, w, repeats):
     head = [q for q in queries if q[-1] < fit] or queries[:1]  # whole queries; at least one
     n = head[-1][-1] + 1
     small = StructuredHinge(X[:n], y[:n], head, get_oracle("ap"))
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with kernel_threads(1):
         small.plane(w)
         seconds = median_seconds(lambda: [small.plane(w) for _ in range(10)], repeats, clock=time.thread_time)
-    finally:
-        numba.set_num_threads(before)
     return 1e9 * seconds / 10 / sum(q.size for q in head)  # per row of the queries (a dropped query's are not)
 
 

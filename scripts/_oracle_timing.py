@@ -125,7 +125,7 @@ def timed_oracles(loss, names=None):
 def time_oracles(calls, oracles, *, check=True):
     """Time every oracle on every recorded call (oracles interleaved call by call).
 
-    Each oracle is first called once untimed (numba compilation). With ``check``, the oracles'
+    Each oracle is first called once untimed (the first call's imports and work arrays). With ``check``, the oracles'
     hinge values ``delta + scores @ c`` are compared on every call: exact oracles must agree.
 
     Parameters

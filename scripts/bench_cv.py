@@ -39,7 +39,7 @@ def synthetic_queries(n_queries, query_size, n_features, rng):
 
 
 def warm_up(X, y, qid):
-    """Compile the numba kernels (cached on disk) and import everything before any timing."""
+    """Import everything and run one small fit (work arrays, caches) before any timing."""
     from ssvm import RankSVMCV
 
     keep = np.isin(qid, np.unique(qid)[:10])

@@ -22,8 +22,12 @@ P = 1000, N = 10⁶ with integer 0/1 labels: QS (AP) against ``np.sort`` of the 
 ≤ 1×) and QS (NDCG) against Chakrabarti et al. (target ≥ 100×), in thread CPU time, with the SIMD sort
 numpy runs on this CPU (``np.show_runtime()``'s SIMD extensions).
 
-Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--plot DIR] [--budget S] [--seed K]``;
-``--plot DIR`` draws the per-call times against N (``oracle_times.png``).
+With ``--baseline-python PATH`` every cell is timed again by that interpreter in a child process
+(the old, numba-compiled ssvm's venv, say; ``scripts/_baseline.py``) and a last section prints, per
+cell, new, old and new / old (target ≤ 1.10), with the CPU facts of both runs.
+
+Usage: ``python scripts/bench_oracles.py [--quick] [--json PATH] [--plot DIR] [--budget S] [--seed K]
+[--baseline-python PATH]``; ``--plot DIR`` draws the per-call times against N (``oracle_times.png``).
 """
 
 import json
@@ -31,6 +35,7 @@ import logging
 import sys
 import time
 
+import _baseline
 import _common
 import _floor
 import numpy as np
@@ -320,9 +325,36 @@ def plot(records, plot_dir):
     plt.close(fig)
 
 
+def print_baseline(python, new, old):
+    """The old-vs-new section: per cell, new ms, old ms and new / old, table by table."""
+    print(f"\nOld vs new: every cell again with {python} (median ms per call; target new/old <= "
+          f"{_baseline.RATIO_TARGET:g})")
+    print(f"new: {new['cpu']}\nold: {old['cpu']}")
+    layouts = [("records", "Per call, by regime, P and N", ["regime", "P", "N", "loss", "oracle"], ["ms"]),
+               ("paper_table2", "Paper Table-2 size", ["loss", "oracle"], ["ms"]),
+               ("large_p", "Large P", ["P", "N", "loss", "oracle"], ["ms"]),
+               ("batched", "Batched", ["layout", "loss", "oracle"], ["ms", "loop_ms"]),
+               ("public_entry", "Public entry", ["regime"],
+                ["np.sort(neg) ms", "QS AP ms", "QS NDCG ms", "Chakrabarti ms"])]
+    comparison = {}
+    for name, title, keys, values in layouts:
+        rows = _baseline.comparison_table(new[name], old.get(name, []), keys, values)
+        if rows:
+            print("\n" + _common.format_table(rows, floatfmt=".3g", title=title))
+            comparison[name] = rows
+    ratios = [v for rows in comparison.values() for r in rows if r.get("loss") != SORT[0]
+              for k, v in r.items() if k.endswith("new/old") and not k.startswith("np.sort")]
+    if ratios:
+        above = sum(v > _baseline.RATIO_TARGET for v in ratios)
+        print(f"\noracle cells: largest new/old {max(ratios):.2f}, median {np.median(ratios):.2f}, "
+              f"{above} of {len(ratios)} above {_baseline.RATIO_TARGET:g} (np.sort's rows: the machine's noise)")
+    return comparison
+
+
 def main(argv=None):
     """Command-line entry point."""
     parser = _common.make_parser(__doc__)
+    _baseline.add_option(parser)
     parser.add_argument("--budget", type=float, default=None, help="skip calls predicted to take longer (s)")
     parser.add_argument("--repeat", type=int, default=None, help="timed calls per cell (median)")
     parser.add_argument("--entry-only", action="store_true", help="only the public-entry section")
@@ -348,10 +380,15 @@ def main(argv=None):
     entry = public_entry(args.quick, repeat, args.seed)
     if args.plot:
         plot(records, args.plot)
+    result = {"timer": "thread_time", "budget_s": budget, "cpu": _baseline.cpu_facts(), "records": records,
+              "paper_table2": table2, "large_p": big, "batched": batch, "public_entry": entry}
+    if args.baseline_python:
+        old = _baseline.run_baseline(args.baseline_python, __file__, sys.argv[1:] if argv is None else argv)
+        result["baseline"] = {"python": args.baseline_python, "cpu": old["cpu"],
+                              "comparison": print_baseline(args.baseline_python, result, old)}
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"timer": "thread_time", "budget_s": budget, "records": records, "paper_table2": table2,
-                       "large_p": big, "batched": batch, "public_entry": entry}, fh, indent=1)
+            json.dump(result, fh, indent=1)
     return 0
 
 

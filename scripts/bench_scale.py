@@ -5,7 +5,7 @@ fraction ``--relevant`` of them relevant (shifted along a fixed direction, so th
 generated in chunks (``--block-rows`` rows, whole queries) from ``--seed``, so every set-up
 trains on the same numbers and no set-up holds two copies of X:
 
-* ``in memory``: X a numpy array, ``StructuredHinge`` (the fused round: numba's threads);
+* ``in memory``: X a numpy array, ``StructuredHinge`` (the fused round: the kernels' OpenMP threads);
 * ``dask threads``: the same array as a dask array, ``DaskStructuredHinge`` under dask's threaded
   scheduler;
 * ``LocalCluster``: a ``dask.distributed.LocalCluster`` of 2 workers x 1 thread that generates its
@@ -22,7 +22,7 @@ Each set-up runs the cutting plane (OCAS, the default) to the relative gap ``--t
 the rounds to tolerance, the median seconds per round over the solver's rounds and
 ``--extra-rounds`` more planes at its solution, the bytes each round moves and how far its final
 w is from the in-memory one; ``one pass s`` times one pass over the in-memory X for ``X @ w``
-(median of ``--repeats``; the faster of numpy's BLAS and ssvm's product, at numba's thread count;
+(median of ``--repeats``; the faster of numpy's BLAS and ssvm's product, at the kernels' thread count;
 ``pass by`` says which): the floor of a round that reads X once.
 
 ``giant`` (with the cluster): one query of all N rows (no qid; AP and P@10; 1 in 50 of the relevant rows
@@ -131,12 +131,12 @@ def informative(queries, y):
 
 
 def one_pass(X, repeats, rng):
-    """Seconds of one pass over ``X`` for ``X @ w`` at numba's thread count, the faster of numpy's
-    BLAS and ssvm's product (``_floor.one_pass_seconds``): the floor of a round that reads X once.
-    Returns ``(seconds, which)``."""
-    import numba
+    """Seconds of one pass over ``X`` for ``X @ w`` at the kernels' thread count, the faster of
+    numpy's BLAS and ssvm's product (``_floor.one_pass_seconds``): the floor of a round that reads X
+    once. Returns ``(seconds, which)``."""
+    from ssvm._threads import effective_n_threads
 
-    one = _floor.one_pass_seconds(X, rng.standard_normal(X.shape[1]), repeats, numba.get_num_threads())
+    one = _floor.one_pass_seconds(X, rng.standard_normal(X.shape[1]), repeats, effective_n_threads())
     return one["floor"], one["by"]
 
 
@@ -159,7 +159,7 @@ def solve(problem, args):
 
 
 def warm_up():
-    """Compile (or load from numba's cache) the oracle and product kernels, untimed."""
+    """One untimed round of each kind (the oracles' work arrays, the imports), before any timing."""
     from ssvm.losses import get_oracle
     from ssvm.problem import StructuredHinge
 
@@ -446,7 +446,7 @@ def main(argv=None):
     columns = ["N", "dtype", "set-up", "rounds", "converged", "round s", "one pass s", "pass by",
                "round / pass", "vs in memory", "prepare s", "X MB", "client<->tasks kB/round",
                "tasks/round", "w vs in memory"]
-    import numba
+    from ssvm._threads import effective_n_threads
 
     tables = [format_table(rows, columns, floatfmt={
         "round s": ".3f", "one pass s": ".3f", "round / pass": ".2f", "vs in memory": ".2f",
@@ -454,7 +454,7 @@ def main(argv=None):
         "w vs in memory": ".1e"},
         title=(f"Cutting plane to tol={args.tol:g} (AP, C={args.C:g}, d={args.d}, queries of "
                f"{args.query_size} rows, {args.relevant:.0%} relevant, generated in chunks of "
-               f"{args.block_rows} rows; numba threads {numba.get_num_threads()} in memory and "
+               f"{args.block_rows} rows; kernel threads {effective_n_threads()} in memory, 1 "
                f"per worker, BLAS threads {args.blas_threads}; {os.cpu_count()} CPUs)"))]
     if giant_rows:
         tables.append(format_table(giant_rows, ["N", "dtype", "loss", "one query", "plane s",

@@ -69,8 +69,8 @@ def run_ssvm(X, y, qid, c, tol):
     model = RankSVM(loss="pairwise", C=C, tol=tol, max_iter=10000).fit(X, y, qid=qid)
     seconds = time.perf_counter() - tic
     w = model.coef_[0]
-    return {"C": C, "pair_queries": n_pair, "J": svm_rank_objective(w, X, y, qid, c), "gap": model.history_[-1].get("gap"),
-            "seconds": seconds, "iterations": model.n_iter_, "w": w}
+    return {"C": C, "pair_queries": n_pair, "J": svm_rank_objective(w, X, y, qid, c),
+            "gap": model.history_[-1].get("gap"), "seconds": seconds, "iterations": model.n_iter_, "w": w}
 
 
 def run_svm_rank(X, y, qid, c, eps, workdir):

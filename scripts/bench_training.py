@@ -23,13 +23,17 @@ N = 10^5, and oracle + QP <= 25% of a cutting-plane iteration at N = 10^6.
 
 The floor of a round (docs/design.md §11, ``--round-sizes``): one round (``StructuredHinge.plane``,
 AP, queries of 1,000 rows, 5% relevant) fused and two-pass against ONE ``X @ w`` in the same run,
-float64 and float32, 1 and 2 numba threads (target: round <= 1.5x one pass at 2 threads), with the
+float64 and float32, on 1 and 2 threads (target: round <= 1.5x one pass at 2 threads), with the
 round's compute floor (the CPU ns per row of a round over the first 4 MB of X, which stay in the
 cache, times N over the threads: what no overlap of memory and work can beat), and the oracles' ns
 per row on 10^4 queries of 100-1000 rows against one query of 10^6 rows (target <= 1.5x).
 With the fused round the products and oracles run together; the oracles are timed inside it (the
 split's "oracle %"), and "fused %" is the rest of the fused round: its products and loop.
 ``--rounds-only`` prints only these two tables.
+
+With ``--baseline-python PATH`` every cell is timed again by that interpreter in a child process
+(the old, numba-compiled ssvm's venv, say; ``scripts/_baseline.py``) and tables of new, old and
+new / old per cell (target <= 1.10) follow, with the CPU facts of both runs.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import sys
 import time
 import warnings
 
+import _baseline
 import _common
 import _floor
 import numpy as np
@@ -225,6 +230,7 @@ def main(argv=None):
     parser.add_argument("--oracle-queries", type=int, default=10_000,
                         help="small queries of the oracle ns-per-row table (default 10^4)")
     parser.add_argument("--rounds-only", action="store_true", help="only the round and oracle-cost tables")
+    _baseline.add_option(parser)
     args = _common.setup(parser, argv)
     sizes = args.sizes
     args.max_iter = {"cutting_plane": 1000, "frank_wolfe": 1000, "pegasos": 10000}
@@ -235,11 +241,12 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     floor_tables, floor_payload = floor_of_a_round(args, rng)
     if args.rounds_only:
-        _common.emit(args, floor_tables, {"experiment": "bench_training", **floor_payload})
+        finish(args, argv, floor_tables, {"experiment": "bench_training", **floor_payload})
         return 0
 
-    # compile (or load from numba's cache) every oracle and solver path once, untimed: a small
-    # query, which the oracles batch, and one above the batch size, which they run alone
+    # every oracle and solver path once, untimed (a first call's set-up, and the JIT of an old,
+    # numba-compiled ssvm run as --baseline-python): a small query, which the oracles batch, and
+    # one above the batch size, which they run alone
     X0, y0 = _common.synthetic_ranking(300, args.d, 30, rng)
     for loss in args.losses:
         for solver in args.solvers:
@@ -291,11 +298,48 @@ def main(argv=None):
     tables += floor_tables
     if args.plot:
         plot(split_rows, args.plot)
-    _common.emit(args, tables, {"experiment": "bench_training", "C": args.C, "tol": args.tol,
+    finish(args, argv, tables, {"experiment": "bench_training", "C": args.C, "tol": args.tol,
                                 "d": args.d, "budget": args.budget, "times": time_rows,
                                 "iteration_split": split_rows, "end_to_end": e2e_rows,
                                 "targets": target_rows, **floor_payload})
     return 0
+
+
+BASELINE_TABLES = [  # (payload key, title, the fields naming a cell, the timed fields)
+    ("times", "Time to tolerance, s", ["data", "loss", "solver"], ["seconds", "iters"]),
+    ("iteration_split", "One cutting-plane iteration, ms", ["data", "loss"], ["iteration ms"]),
+    ("end_to_end", "End to end, s", ["data"], ["RankSVM(ap).fit s", "LinearSVC s"]),
+    ("rounds", "One round against one pass over X, ms (numpy's X@w: the machine's noise)",
+     ["N", "X", "w", "threads"], ["numpy X@w ms", "ssvm X@w ms", "fused round ms", "two-pass round ms",
+                                  "in-cache ns/row"]),
+    ("oracle_ns_per_row", "Oracle.batch, ns per row", ["loss"],
+     ["small queries ns/row", "1 query ns/row", "1 query, same rows ns/row"]),
+]
+
+
+def finish(args, argv, tables, payload):
+    """Print the tables and write the JSON; first, with ``--baseline-python``, the same cells run by
+    that interpreter (:mod:`_baseline`) and the new / old tables."""
+    payload["cpu"] = _baseline.cpu_facts()
+    if args.baseline_python:
+        old = _baseline.run_baseline(args.baseline_python, __file__, sys.argv[1:] if argv is None else argv)
+        comparison = {}
+        for key, title, keys, values in BASELINE_TABLES:
+            rows = _baseline.comparison_table(payload.get(key, []), old.get(key, []), keys, values)
+            if rows:
+                comparison[key] = rows
+                tables = tables + [format_table(rows, floatfmt=".3g", title=f"Old vs new: {title}")]
+        ratios = [v for rows in comparison.values() for r in rows for k, v in r.items()
+                  if k.endswith("new/old") and not k.startswith(("numpy", "LinearSVC", "iters"))]
+        summary = (f"Old vs new: every cell again with {args.baseline_python}; new: {payload['cpu']}; "
+                   f"old: {old['cpu']}")
+        if ratios:
+            summary += (f"\nssvm's cells: largest new/old {max(ratios):.2f}, median {np.median(ratios):.2f}, "
+                        f"{sum(r > _baseline.RATIO_TARGET for r in ratios)} of {len(ratios)} above "
+                        f"{_baseline.RATIO_TARGET:g}")
+        tables = tables + [summary]
+        payload["baseline"] = {"python": args.baseline_python, "cpu": old["cpu"], "comparison": comparison}
+    _common.emit(args, tables, payload)
 
 
 def floor_of_a_round(args, rng):

@@ -76,7 +76,7 @@ def selection_metric(method):
 
 
 def warm_up(methods):
-    """Load every loss's compiled kernels once, so that no timed step pays for it."""
+    """Call every loss once (imports, work arrays), so that no timed step pays for a first call."""
     scores, target = torch.randn(64), torch.arange(64) % 4 == 0
     for method in methods:
         make_loss(method, 0.1)(scores, target)

@@ -75,7 +75,7 @@ def main(argv=None):
     pairs = oracle_list()
     rng = np.random.default_rng(args.seed)
 
-    # compile every oracle before timing anything
+    # one untimed run of every oracle (a first call's set-up) before timing anything
     X0, y0 = _common.synthetic_ranking(60, args.d, 10, rng)
     for loss, oracle in pairs:
         train_run(X0, y0, loss, oracle, args.C, args.tol, 5)

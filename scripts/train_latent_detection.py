@@ -172,7 +172,7 @@ def training_corloc(name, models, train, keep):
 
 
 def warm_up_oracles():
-    """Call the QS and Yue oracles once so that numba compilation is not counted as LAI time."""
+    """Call the QS and Yue oracles once so that a first call's set-up is not counted as LAI time."""
     from ssvm.losses import get_oracle
 
     rng = np.random.default_rng(0)

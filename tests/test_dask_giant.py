@@ -4,6 +4,8 @@ its plane against the oracles on the whole query, the fit against in memory, bad
 The test that no per-row array reaches the client of a LocalCluster is in test_dask_cluster.py.
 """
 
+import math
+
 import hypothesis.strategies as st
 import numpy as np
 import pytest
@@ -128,8 +130,8 @@ class InProcess(DaskGiantHinge):
     def __init__(self, X, y, oracle, chunks, budget):
         super().__init__(da.from_array(X, chunks=(chunks, X.shape[1])), y, oracle, budget=budget)
         bounds = self._bounds
-        self._blocks = [(X[a:b], y[a:b], (k, int(a)))
-                        for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        self.cluster.blocks = [(X[a:b], y[a:b], (k, int(a)))
+                               for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
     def _compute(self, task, per_block, *shared, keep=False):
         self.n_passes += 1
@@ -250,6 +252,63 @@ def test_which_losses_and_bad_input():
         assert type(data.problems[0]) is kind
 
 
+def test_one_vs_rest_on_dask_labels_equals_in_memory():
+    """Three string classes in a dask y (chunks unlike X's): the classes are found on the blocks,
+    each task's target is ``y == class`` on the blocks; the model is the in-memory one."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((900, 3))
+    y = np.array(["b", "a", "c"])[np.argmax(X + 0.5 * rng.standard_normal((900, 3)), axis=1)]
+    mem = RankSVM(C=1.0).fit(X, y)
+    dsk = RankSVM(C=1.0).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=70))
+    np.testing.assert_array_equal(dsk.classes_, mem.classes_)
+    assert dsk.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_dask_labels_are_checked_on_the_blocks():
+    """Labels that stay on the blocks get the in-memory fit's errors; grades count y > 0 as
+    relevant, as a bool y does."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 2))
+    Xd = da.from_array(X, chunks=(10, 2))
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        RankSVM().fit(Xd, da.from_array(np.linspace(0.0, 1.0, 40), chunks=15))
+    with pytest.raises(ValueError, match="only one class"):
+        RankSVM().fit(Xd, da.ones(40, chunks=15))
+    with pytest.raises(ValueError, match=r"y has shape \(39,\) but X has 40 rows"):
+        RankSVM().fit(Xd, da.zeros(39, chunks=15))
+    grades = rng.integers(0, 3, 40).astype(float)
+    oracle = get_oracle("ap", "auto")
+    w = rng.standard_normal(2)
+    for got, want in zip(DaskGiantHinge(Xd, da.from_array(grades, chunks=15), oracle).plane(w),
+                         DaskGiantHinge(Xd, grades > 0, oracle).plane(w)):
+        np.testing.assert_array_equal(got, want)
+    grades[33] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN or infinity"):
+        DaskGiantHinge(Xd, da.from_array(grades, chunks=15), oracle)
+    with pytest.raises(ValueError, match="needs a relevant and an irrelevant row"):
+        DaskGiantHinge(Xd, da.zeros(40, chunks=15), oracle)
+    with pytest.raises(ValueError, match="y has 39 entries but X has 40 rows"):
+        DaskGiantHinge(Xd, da.zeros(39, chunks=15), oracle)
+
+
+def test_a_loss_the_blocks_cannot_split_brings_its_targets_to_the_client():
+    """A user's oracle (the gathered hinge, whose oracle runs on the client) gets each task's
+    labels there, computed once from a dask y."""
+
+    def mine(s, y):
+        return np.zeros_like(s), 0.0
+
+    y = np.arange(10) % 3
+    data = training_set(da.from_array(np.ones((10, 2)), chunks=(5, 2)), da.from_array(y, chunks=4), qid=None,
+                        group=None, oracle=mine, fit_intercept=False, solver="cutting_plane")
+    assert all(type(p) is DaskGatheredHinge for p in data.problems)
+    for target, c in zip(data.targets, data.classes):
+        assert isinstance(target, np.ndarray)
+        np.testing.assert_array_equal(target, y == c)
+
+
 def test_small_blocks_are_joined_and_the_plane_stays_the_same():
     """Every selection pass is a task per block: small chunks are joined by default (about two
     blocks per worker thread), with the same plane as the chunks as given."""
@@ -267,3 +326,42 @@ def test_small_blocks_are_joined_and_the_plane_stays_the_same():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="block_bytes must be a number of bytes >= 0"):
         DaskGiantHinge(Xd, y, oracle, block_bytes=-1)
+
+
+def twin_best_rank(s, j, lo, hi, sp, loss_obj, n_neg):
+    """The largest argmax of f_j over ranks lo..hi, in Python: the running difference of
+    _core.derivative.best_rank, one step at a time (NDCG by its closed form)."""
+    kind, table = loss_obj.kernel_spec(sp.size, n_neg)
+    inv = 2.0 / (sp.size * n_neg)
+    best, diff = lo, 0.0
+    for k in range(lo, hi):
+        if kind == 0:  # AP
+            m = float(k + j)
+            step = -k / (sp.size * (m - 1.0) * m)
+        else:
+            step = (1.0 / math.log2(1.0 + float(k + j)) - 1.0 / math.log2(float(k + j))) * table[0]
+        diff += (sp[k - 1] - s) * inv + step
+        if diff >= 0.0:
+            best, diff = k + 1, 0.0
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 200), st.sampled_from(["ap", "ndcg"]), st.sampled_from([1.0, 1e-3, 1e6]),
+       st.integers(0, 2**31 - 1))
+def test_ranks_at_against_each_negatives_own_scan(n_pos, n_neg, loss, scale, seed):
+    """Divide and conquer (ranks_at) gives every negative the rank of its own full scan."""
+    from ssvm.losses import APLoss, NDCGLoss
+    from ssvm.problem._giant_query import ranks_at
+
+    rng = np.random.default_rng(seed)
+    loss_obj = APLoss() if loss == "ap" else NDCGLoss()
+    sp = np.sort(np.round(rng.normal(size=n_pos) * 3, 1))[::-1] * scale
+    sn = np.sort(np.round(rng.normal(size=n_neg) * 3, 1))[::-1] * scale  # ties among and across
+    pick = np.unique(rng.integers(0, n_neg, size=int(rng.integers(1, n_neg + 1))))
+    kind, table = loss_obj.kernel_spec(n_pos, n_neg)
+    j = pick + 1
+    got = ranks_at(-sn[pick], j, np.ones_like(j), np.full_like(j, n_pos + 1), np.ascontiguousarray(sp), kind,
+                   np.asarray(table, dtype=np.float64), 2.0 / (n_pos * n_neg))
+    want = [twin_best_rank(sn[t], t + 1, 1, n_pos + 1, sp, loss_obj, n_neg) for t in pick]
+    np.testing.assert_array_equal(got, want)

@@ -1,17 +1,12 @@
 """The fused training round (ssvm.problem._fused) against the two-pass round it replaces; its
-oracles' time (ssvm.problem._ticks) charged to ``oracle_seconds`` and ``n_oracle_calls`` as the
+oracles' time charged to ``oracle_seconds`` and ``n_oracle_calls`` as the
 two-pass round charges them, and split from ``fused_seconds`` without counting twice (checked for
 being there and adding up, and against a second clock over the same interval; never for speed)."""
 
-import json
-import os
-import subprocess
-import sys
-
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 import ssvm.problem._fused as fused_module
 from ssvm.losses import QSLoss, get_oracle
@@ -19,7 +14,6 @@ from ssvm.losses._classification_kernels import precision_at_k_batch, precision_
 from ssvm.losses.classification import precision_at_k_oracle, zero_one_oracle
 from ssvm.problem import ScoreHinge, StructuredHinge
 from ssvm.problem._fused import FusedRound, fused_plane, oracle_form
-from ssvm.problem._ticks import COUNTER_WORKS
 from ssvm.solvers import cutting_plane
 
 LOSSES = ("ap", "ndcg", "zero_one", "precision_at_k")
@@ -202,15 +196,11 @@ def test_result_does_not_depend_on_the_threads(small_blocks):
 
 
 def assert_same_on_one_and_two_threads(problem, w):
-    """The plane at ``w`` is the same, bit for bit, on one and two numba threads."""
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    """The plane at ``w`` is the same, bit for bit, on one and two threads (the OpenMP limit)."""
+    with threadpool_limits(1, user_api="openmp"):
         one = problem.plane(w)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    with threadpool_limits(2, user_api="openmp"):
         two = problem.plane(w)
-    finally:
-        numba.set_num_threads(before)
     assert one[0] == two[0] and one[1] == two[1] and np.array_equal(one[2], two[2])
 
 
@@ -319,48 +309,17 @@ def test_graded_ndcg_fit_with_fused_round_equals_two_pass_fit():
     np.testing.assert_allclose(a.w, b.w, rtol=0, atol=1e-10)
 
 
-needs_counter = pytest.mark.skipif(not COUNTER_WORKS, reason="the cycle counter is read on x86-64 only")
-
-
-FIRST_CALIBRATION = """
-import json, time
-from ssvm.problem._ticks import seconds_per_tick, ticks
-factors = [seconds_per_tick()]  # the first calibration, in a cold cache: ticks compiles first
-ratios = []
-for wait in (0.01, 0.05):
-    t0, c0 = time.perf_counter(), ticks()
-    time.sleep(wait)
-    c1, t1 = ticks(), time.perf_counter()
-    factors.append(seconds_per_tick())
-    ratios.append([(c1 - c0) * f / (t1 - t0) for f in (factors[0], factors[-1])])
-print(json.dumps(ratios))
-"""
-
-
-@needs_counter
-def test_ticks_measure_what_perf_counter_measures(tmp_path):
-    """The same interval by both clocks (a sleep: the counter runs while the thread waits), with
-    the first factor of a fresh process (numba compiling the clock) and a later one."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", FIRST_CALIBRATION], capture_output=True, text=True, env=env,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    for ratio in json.loads(proc.stdout):
-        assert ratio == pytest.approx([1.0, 1.0], rel=0.02)
-
-
 def fit(loss, fused, **data):
     X, y, queries = ranking_data(8, **data)
     problem = StructuredHinge(X, y, queries, oracle_of(loss), fit_intercept=(loss == "zero_one"), fused=fused)
     return problem, cutting_plane(problem, 10.0, tol=1e-6, max_iter=300)
 
 
-@needs_counter
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("chunks", ["one", "several"])
 def test_a_fused_fit_charges_its_oracles(loss, chunks, monkeypatch):
     """``oracle_seconds`` and ``n_oracle_calls`` of a fused fit are there (in the calling thread
-    and in numba's threads), the calls as many as the two-pass fit's, the iterates the same; every
+    and in the parallel loop's threads), the calls as many as the two-pass fit's, the iterates the same; every
     history record splits its time without counting the fused oracles twice."""
     if chunks == "several":
         monkeypatch.setattr(fused_module, "_BLOCK_BYTES", 2000)

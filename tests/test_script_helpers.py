@@ -1,5 +1,6 @@
 """The experiment scripts' shared helpers (scripts/_tables.py, _models.py, _oracle_timing.py,
-_plots.py): tables, the compared models and C by cross-validation, oracle timing, figures."""
+_plots.py, _baseline.py): tables, the compared models and C by cross-validation, oracle timing,
+figures, the old-vs-new runs."""
 
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from _baseline import _child_argv, comparison_table, run_baseline  # noqa: E402
 from _models import evaluate_model  # noqa: E402
 from _oracle_timing import RecordingOracle, oracle_time_rows, time_oracles  # noqa: E402
 from _plots import history_curve  # noqa: E402
@@ -154,3 +156,31 @@ def test_one_vs_rest_score_and_evaluate_model_use_the_same_convention():
     m = evaluate_model(Fixed(), S[:, 0], grades, qid)
     assert m["AP"] == pytest.approx(mean_average_precision(grades, S[:, 0], qid=qid), abs=1e-15)
     assert m["queries"] == query_scores(grades, S[:, 0], qid=qid).size <= 5
+
+
+def test_baseline_comparison_table_pairs_cells_by_their_keys():
+    new = [{"loss": "ap", "N": 10, "ms": 2.0, "loop_ms": None}, {"loss": "ndcg", "N": 10, "ms": 3.0},
+           {"loss": "ap", "N": 20, "ms": 1.0}]
+    old = [{"loss": "ndcg", "N": 10, "ms": 6.0}, {"loss": "ap", "N": 10, "ms": 1.0, "loop_ms": 4.0}]
+    rows = comparison_table(new, old, ["loss", "N"], ["ms", "loop_ms"])
+    assert rows == [{"loss": "ap", "N": 10, "ms new": 2.0, "ms old": 1.0, "ms new/old": 2.0},
+                    {"loss": "ndcg", "N": 10, "ms new": 3.0, "ms old": 6.0, "ms new/old": 0.5}]
+
+
+def test_baseline_child_gets_the_options_less_its_own():
+    argv = ["--quick", "--baseline-python", "/old/python", "--json", "a.json", "--plot=dir", "--seed", "3"]
+    assert _child_argv(argv, "b.json") == ["--quick", "--seed", "3", "--json", "b.json"]
+
+
+def test_baseline_run_reads_the_childs_json(tmp_path):
+    """The child runs the script with the other interpreter and the parent's options; a failing
+    child is an error that says so."""
+    script = tmp_path / "child.py"
+    script.write_text("import json, sys\nargs = sys.argv[1:]\n"
+                      "out = {'argv': args, 'exe': sys.executable}\n"
+                      "open(args[args.index('--json') + 1], 'w').write(json.dumps(out))\n"
+                      "sys.exit(3 if '--fail' in args else 0)\n")
+    out = run_baseline(sys.executable, script, ["--quick", "--baseline-python", "x", "--json", "y"])
+    assert out["argv"][:1] == ["--quick"] and out["exe"] == sys.executable
+    with pytest.raises(RuntimeError, match="failed with status 3"):
+        run_baseline(sys.executable, script, ["--fail"])

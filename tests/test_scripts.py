@@ -365,6 +365,32 @@ def test_bench_scale_quick(tmp_path):
     assert pngs == ["scale_rounds.png"]
 
 
+def test_bench_reader_quick(tmp_path):
+    out, result, pngs = run_script("bench_reader", tmp_path)
+    assert "Reading LETOR files" in out and "CPU" in out
+    assert {(r["file"], r["reader"]) for r in result["rows"]} == {
+        (f, reader) for f in ("MSLR-like", "sample x k") for reader in ("ssvm", "sklearn", "sklearn, qid")}
+    for r in result["rows"]:
+        assert r["rows"] == 2000 and r["same"] and r["seconds"] > 0 and r["CSR MB"] > 0
+    assert pngs == ["reader.png"]
+
+
+def test_bench_reader_files_have_the_asked_shape(scripts_on_path, tmp_path):
+    from bench_reader import N_FEATURES, write_mslr_like, write_sample_copies
+
+    from ssvm.datasets import load_letor
+
+    write_mslr_like(tmp_path / "m.txt", 1000, np.random.default_rng(0))
+    X, relevance, qid = load_letor(tmp_path / "m.txt")
+    assert X.shape == (1000, N_FEATURES) and set(np.unique(relevance)) <= {0, 1, 2, 3, 4}
+    assert 60 <= np.median(np.bincount(qid)[1:-1]) <= 180
+    write_sample_copies(tmp_path / "s.txt", 7000)  # the sample has 3,005 rows: two copies and a part
+    X, relevance, qid = load_letor(tmp_path / "s.txt")
+    sample = load_letor(SCRIPTS.parent / "src/ssvm/datasets/data/letor_sample/rank.train.gz")
+    assert X.shape[0] == 7000 and (X[:3005] != sample[0]).nnz == 0 and (X[3005:6010] != sample[0]).nnz == 0
+    assert np.array_equal(relevance[3005:6010], sample[1]) and np.unique(qid).size > 2 * 201
+
+
 def test_bench_scale_blocks_are_the_same_everywhere(scripts_on_path):
     from argparse import Namespace
 
@@ -394,6 +420,34 @@ def test_exp_label_ranking_quick(tmp_path):
         if data.startswith("emotions"):  # 6 labels: ten questions reveal every label
             assert all(r["Q10"] == 100.0 for r in rows)
             assert all(r["BEP"] > 40.0 for r in rows)  # far above chance (~31%) on emotions
+
+
+def test_bench_first_use_quick(tmp_path):
+    """The import and the first fit, each in a fresh process, timed, with the issue's targets; with
+    ``--baseline-python`` the same rows again by that interpreter (here this one) and their ratios."""
+    out, result, pngs = run_script("bench_first_use", tmp_path)
+    assert "First use" in out and "SIMD" in out  # the table says on what machine
+    assert [r["what"] for r in result["rows"]] == ["import ssvm", "first fit (2,000 x 10, qid)"]
+    for r in result["rows"]:
+        assert 0 < r["wall s"] and r["CPU s"] > 0 and r["target s"] in (0.5, 1.5)
+        assert r["met"] == (r["wall s"] <= r["target s"])
+    assert pngs == ["first_use.png"]
+    assert "baseline" not in result
+
+
+def test_bench_first_use_baseline_quick(tmp_path):
+    out_json = tmp_path / "first_use.json"
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "bench_first_use.py"), "--quick", "--json", str(out_json),
+                           "--baseline-python", sys.executable], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "This build against the baseline" in proc.stdout
+    result = json.loads(out_json.read_text())
+    base = result["baseline"]
+    assert base["python"] == sys.executable
+    assert [r["what"] for r in base["rows"]] == [r["what"] for r in result["rows"]]
+    for new, old, ratio in zip(result["rows"], base["rows"], base["comparison"], strict=True):
+        assert ratio["wall new/old"] == new["wall s"] / old["wall s"] > 0
 
 
 def test_bench_svmrank_quick(tmp_path):

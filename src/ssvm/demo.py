@@ -100,7 +100,8 @@ def _recorded_calls(X, y, loss, C, random_state):
 
 def _oracle_rows(loss, calls):
     """Median and total time per call of every exact oracle of ``loss`` on ``calls``, interleaved
-    call by call (each called once untimed first: numba compilation); the oracles must agree."""
+    call by call (each called once untimed first: the first call of a process pays for imports and
+    work arrays); the oracles must agree."""
     from ssvm.losses import get_oracle, loss_entry, supported_oracles
 
     names = [o for o in supported_oracles(loss) if o not in ("auto", "brute")] or ["auto"]
@@ -164,11 +165,6 @@ def run_demo(*, quick=False, plot_dir=None, random_state=0, progress=True, n_job
     from tqdm.auto import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    from ssvm.losses import warm_up
-
-    # numba compiles the oracles' kernels on a machine's first run: here, with a log line, not under
-    # a progress bar frozen at 0% (the demo's queries have many positives: no score grid needed)
-    warm_up(tuple(loss for _, loss, _ in MODELS), few_positives=False, log=logger)
     X_train, X_test, y_train, y_test = _load_digits(quick, random_state)
     classes = np.unique(y_train)
     grid = QUICK_GRID if quick else DEMO_GRID

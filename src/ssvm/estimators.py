@@ -3,7 +3,7 @@
 This module only validates, builds queries, dispatches and stores results; the math lives in
 ``ssvm.problem`` (the objective), ``ssvm.solvers`` (the minimisers), ``ssvm.losses`` (the
 loss-augmented inference oracles) and ``ssvm.metrics`` (scores and the decision threshold).
-``decision_function`` and ``predict`` are scikit-learn's (``LinearClassifierMixin``).
+``predict`` is scikit-learn's (``LinearClassifierMixin``), on ``decision_function`` by ssvm's compiled product.
 """
 
 import warnings
@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_array, say
 from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
@@ -271,7 +271,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
         if (oracle.graded and "gain" in loss_entry(self.loss).params
-                and all(np.asarray(target).dtype == bool for target in data.targets)):
+                and all(target.dtype == bool for target in data.targets)):  # (dask: not computed)
             oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
             # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1
@@ -372,6 +372,27 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             )
 
     # -------------------------------------------------------------- score
+
+    def decision_function(self, X):
+        """Confidence scores ``X @ coef_.T + intercept_``.
+
+        By the compiled product of training (:func:`ssvm.problem.matvec`): each row's sum in
+        float64 and in the order training used, a float32 ``X`` read as it is (never up-cast or
+        copied).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,) for a binary or ranking model, else
+        (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=[np.float64, np.float32])
+        scores = matvec(X, self.coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def score(self, X, y, qid=None, gain=None, sample_weight=None, *, gains=None):
         """One minus the mean task loss of the ranking by ``decision_function``.

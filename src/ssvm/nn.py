@@ -2,7 +2,7 @@
 
 :class:`RankHingeLoss` and :class:`DirectRankLoss` take a batch's score tensor, its relevance and
 optionally a query id per row, and hand them to :func:`ssvm.losses.rank_hinge` /
-:func:`ssvm.losses.direct_loss_gradient` (exact oracles, numba on the CPU). Their backward returns
+:func:`ssvm.losses.direct_loss_gradient` (exact oracles, compiled, on the CPU). Their backward returns
 that gradient moved to the scores' device and dtype, so a network on any device trains with them.
 
 Queries without a relevant or without an irrelevant row are skipped (zero gradient on their rows);

@@ -18,182 +18,18 @@ kernel can also return, for every label, the best score with the label in and wi
 max-marginals); their difference is the model's confidence in the label.
 
 Ties are broken deterministically: among equally good non-core labels the lower index is selected,
-and among equally good core states the first one in Gray-code order wins.
+and among equally good core states the first one in Gray-code order wins. The enumeration is
+compiled (:mod:`._inference`); this module validates the input.
 """
 
 import numpy as np
-from numba import njit
+
+from ._inference import infer_batch
 
 __all__ = ["MAX_CORE", "star_inference"]
 
 #: Largest core: inference enumerates 2**n_core core states.
 MAX_CORE = 20
-
-
-@njit(cache=True)
-def _flip_core(b, on, a, core, Fc, adj, noncore, base):
-    """Flip core label ``b`` and return the new core part of the score; ``adj`` follows."""
-    sign = -1.0 if on[b] else 1.0
-    pair = 0.0
-    for c in range(core.shape[0]):
-        if c != b and on[c]:
-            pair += Fc[b, core[c]]
-    for j in noncore:
-        adj[j] += sign * Fc[b, j]
-    on[b] = not on[b]
-    return base + sign * (a[core[b]] + pair)
-
-
-@njit(cache=True)
-def _infer_one(a, core, Fc, k, state, t_best, vin, vout, marginals):
-    """Best label set of one sample (see the module docstring); returns its score.
-
-    Parameters
-    ----------
-    a : float64 (L,)
-        Unary scores (with any loss augmentation or threshold offset already added).
-    core : int64 (C,)
-        Core labels.
-    Fc : float64 (C, L)
-        ``Fc[c, j] = P[core[c], j]`` (zero at ``j = core[c]``).
-    k : int
-        Size of the set; negative for "any size".
-    state : int8 (L,)
-        0 free, 1 fixed in, -1 fixed out.
-    t_best : uint8 (L,)
-        Output: the best set.
-    vin, vout : float64 (L,)
-        Output when ``marginals``: best score with each label in / out (-inf if impossible).
-    marginals : bool
-
-    Returns
-    -------
-    float
-        The best score, -inf if no set satisfies the size and the fixed labels.
-    """
-    L = a.shape[0]
-    C = core.shape[0]
-    is_core = np.zeros(L, dtype=np.bool_)
-    for c in range(C):
-        is_core[core[c]] = True
-    noncore = np.empty(L - C, dtype=np.int64)
-    free = np.empty(L - C, dtype=np.int64)
-    n_free = 0
-    m_nc = 0
-    for j in range(L):
-        if not is_core[j]:
-            noncore[m_nc] = j
-            m_nc += 1
-            if state[j] == 0:
-                free[n_free] = j
-                n_free += 1
-    free = free[:n_free]
-    adj = a.copy()
-    on = np.zeros(C, dtype=np.bool_)
-    sel = np.zeros(L, dtype=np.bool_)
-    buf = np.empty(n_free, dtype=np.float64)
-    base = 0.0
-    best = -np.inf
-    t_best[:] = 0
-    if marginals:
-        vin[:] = -np.inf
-        vout[:] = -np.inf
-    for it in range(1 << C):
-        if it > 0:
-            b = 0
-            while not (it >> b) & 1:
-                b += 1
-            base = _flip_core(b, on, a, core, Fc, adj, noncore, base)
-        n_in = 0
-        ok = True
-        for c in range(C):
-            st = state[core[c]]
-            if (st == 1 and not on[c]) or (st == -1 and on[c]):
-                ok = False
-                break
-            if on[c]:
-                n_in += 1
-        if not ok:
-            continue
-        total = base
-        for j in noncore:
-            if state[j] == 1:
-                total += adj[j]
-                n_in += 1
-        theta_in = np.inf   # smallest selected free score
-        theta_out = -np.inf  # largest unselected free score
-        if k >= 0:
-            m = k - n_in
-            if m < 0 or m > n_free:
-                continue
-            if m > 0:
-                for r in range(n_free):
-                    buf[r] = adj[free[r]]
-                theta = np.partition(buf, n_free - m)[n_free - m]  # m-th largest
-                n_above = 0
-                for j in free:
-                    if adj[j] > theta:
-                        n_above += 1
-                n_tied = m - n_above
-                for j in free:  # ascending label index: ties go to the lower index
-                    v = adj[j]
-                    take = v > theta or (v == theta and n_tied > 0)
-                    if v == theta and take:
-                        n_tied -= 1
-                    sel[j] = take
-                    if take:
-                        total += v
-                        theta_in = min(theta_in, v)
-                    else:
-                        theta_out = max(theta_out, v)
-            else:
-                for j in free:
-                    sel[j] = False
-                    theta_out = max(theta_out, adj[j])
-        else:
-            for j in free:
-                sel[j] = adj[j] > 0.0
-                if sel[j]:
-                    total += adj[j]
-        if total > best:
-            best = total
-            for c in range(C):
-                t_best[core[c]] = 1 if on[c] else 0
-            for j in noncore:
-                t_best[j] = 1 if (state[j] == 1 or (state[j] == 0 and sel[j])) else 0
-        if not marginals:
-            continue
-        for c in range(C):
-            if on[c]:
-                vin[core[c]] = max(vin[core[c]], total)
-            else:
-                vout[core[c]] = max(vout[core[c]], total)
-        for j in noncore:
-            if state[j] == 1:
-                vin[j] = max(vin[j], total)
-            elif state[j] == -1:
-                vout[j] = max(vout[j], total)
-            elif k < 0:
-                gain = max(adj[j], 0.0)
-                vin[j] = max(vin[j], total - gain + adj[j])
-                vout[j] = max(vout[j], total - gain)
-            elif sel[j]:
-                vin[j] = max(vin[j], total)
-                if theta_out > -np.inf:
-                    vout[j] = max(vout[j], total - adj[j] + theta_out)
-            else:
-                vout[j] = max(vout[j], total)
-                if theta_in < np.inf:
-                    vin[j] = max(vin[j], total - theta_in + adj[j])
-    return best
-
-
-@njit(cache=True)
-def _infer_batch(A, core, Fc, ks, states, T, values, VIN, VOUT, marginals):
-    """`_infer_one` for every row of ``A`` (``ks``, ``states`` per row; outputs per row)."""
-    for q in range(A.shape[0]):
-        values[q] = _infer_one(A[q], core, Fc, ks[q], states[q], T[q], VIN[q], VOUT[q],
-                               marginals)
 
 
 def _check_inputs(A, core, Fc, k, fixed):
@@ -284,7 +120,7 @@ def star_inference(A, core, Fc, k, *, fixed=None, marginals=False):
     values = np.empty(n)
     shape = (n, L) if marginals else (n, 0)  # untouched without marginals
     VIN, VOUT = np.empty(shape), np.empty(shape)
-    _infer_batch(A, core, Fc, ks, states, T, values, VIN, VOUT, bool(marginals))
+    infer_batch(A, core, Fc, ks, states, T, values, VIN, VOUT, bool(marginals))
     if marginals:
         return T.astype(bool), values, VIN, VOUT
     return T.astype(bool), values

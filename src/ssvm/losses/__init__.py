@@ -11,9 +11,8 @@ O(N log P); for AP and NDCG with P ≥ N/50 one packed-key sort and a certified 
 (Algorithm 3), ``"dp"`` (Song et al., also the loss-diminished direction via
 :func:`ap_direct_loss_inference`), ``"brute"`` (exhaustive, tiny inputs) and ``"auto"``; which
 oracle serves which loss, and everything else ssvm knows about a loss, is one declarative table
-(:mod:`ssvm.losses.registry`, read through :func:`loss_entry`).  The kernels are
-compiled by numba on first use and cached on disk; :func:`warm_up` (``ssvm warmup``) does it up
-front, saying so.
+(:mod:`ssvm.losses.registry`, read through :func:`loss_entry`).  The kernels are compiled
+when the package is built (Cython, ``meson.build``): nothing is compiled on first use.
 """
 
 from importlib import import_module
@@ -34,13 +33,12 @@ from .registry import (
     supported_oracles,
 )
 from .suitability import QSCheckResult, check_qs_suitable
-from .warmup import warm_up
 
 __all__ = [
     "loss_augmented_inference", "get_oracle", "Oracle", "as_oracle", "ranking_loss", "LOSS_NAMES", "ORACLE_NAMES",
     "supported_oracles", "loss_entry", "LossEntry",
     "check_qs_suitable", "QSCheckResult", "QSLoss", "APLoss", "NDCGLoss",
-    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "warm_up", "svm_rank_C",
+    "ap_direct_loss_inference", "rank_hinge", "direct_loss_gradient", "svm_rank_C",
 ]
 
 # The functional layer (:mod:`ssvm.functional`) sits above ssvm.problem, which sits above this

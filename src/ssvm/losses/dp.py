@@ -8,63 +8,24 @@ j negatives; placing the i-th positive after j negatives adds (N − 2j) s⁺ᵢ
 placing the j-th negative after i positives adds (P − 2i) s⁻ⱼ / (PN).  Ties prefer "negative
 last" while backtracking, i.e. negatives as low as possible (the same rule as every oracle).
 
-Time O(PN), memory O(PN / 8) bytes for the packed decision bits.
+Time O(PN), memory O(PN / 8) bytes for the packed decision bits (the compiled loop: :mod:`._song_dp`).
 """
 
 import numpy as np
-from numba import njit
 
-from ._rank_kernels import sorted_negatives, sorted_positives, write_coefficients
+from ._core.derivative import py_write_coefficients as write_coefficients
+from ._core.sorting import sorted_negatives, sorted_positives
+from ._song_dp import dp_ranks
 from ._validation import validate_scores_labels
 from .rank_losses import APLoss
 
 __all__ = ["dp_oracle", "ap_direct_loss_inference"]
 
 
-@njit(cache=True)
-def _dp_ranks(sp, sn, coef):
-    """Negative ranks maximising score + coef·(−Σ prec / P) part of the AP objective."""
-    n_pos = sp.size
-    n_neg = sn.size
-    u = 1.0 / (n_pos * n_neg)
-    width = (n_neg + 1 + 7) >> 3
-    bits = np.zeros((n_pos + 1, width), dtype=np.uint8)
-    prev = np.empty(n_neg + 1, dtype=np.float64)
-    cur = np.empty(n_neg + 1, dtype=np.float64)
-    # row i = 0: only negatives
-    prev[0] = 0.0
-    for j in range(1, n_neg + 1):
-        prev[j] = prev[j - 1] + n_pos * sn[j - 1] * u
-        bits[0, j >> 3] |= np.uint8(1 << (j & 7))
-    for i in range(1, n_pos + 1):
-        spi = sp[i - 1] * u
-        negw = (n_pos - 2 * i) * u
-        cur[0] = prev[0] + n_neg * spi - coef * i / (n_pos * float(i))
-        for j in range(1, n_neg + 1):
-            a = prev[j] + (n_neg - 2 * j) * spi - coef * i / (n_pos * float(i + j))
-            b = cur[j - 1] + negw * sn[j - 1]
-            if b >= a:
-                cur[j] = b
-                bits[i, j >> 3] |= np.uint8(1 << (j & 7))
-            else:
-                cur[j] = a
-        prev, cur = cur, prev
-    ranks = np.empty(n_neg, dtype=np.int64)
-    i = n_pos
-    j = n_neg
-    while j > 0:
-        if (bits[i, j >> 3] >> (j & 7)) & 1:
-            ranks[j - 1] = i + 1
-            j -= 1
-        else:
-            i -= 1
-    return ranks, prev[n_neg]
-
-
 def _dp(scores, y, sigma_eps):
     sp, pos_ids = sorted_positives(scores, y)
     sn, neg_sorted = sorted_negatives(scores, y)
-    ranks, _ = _dp_ranks(sp, sn, float(sigma_eps))
+    ranks, _ = dp_ranks(sp, sn, float(sigma_eps))
     c, counts = write_coefficients(ranks, neg_sorted, pos_ids, scores.size, sp.size, sn.size)
     return c, float(APLoss().value(counts))
 

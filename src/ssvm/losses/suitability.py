@@ -4,29 +4,21 @@
 with δ_j(P+1) = 0, and Σ_j δ_j(r_j) is compared with ``loss.value`` over ± patterns (all of them
 when there are few, else a random sample), relative to the ground-truth pattern's value.
 (C3) d_{j+1}(i) ≥ d_j(i) for all i, j.
+
+Both read the derivative from :func:`derivative_matrix` (compiled, :mod:`._core.derivative`), bit for bit
+as the oracles' kernels evaluate it.
 """
 
 from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
-from numba import njit
 
-from ._rank_kernels import loss_step
+from ._core.derivative import derivative_matrix
 from .brute import rank_patterns
 from .rank_losses import QSLoss
 
 __all__ = ["QSCheckResult", "check_qs_suitable", "derivative_matrix"]
-
-
-@njit(cache=True)
-def derivative_matrix(kind, table, n_pos, n_neg):
-    """d[j-1, i-1] = δ_j(i+1) − δ_j(i) for j = 1..N, i = 1..P, as the kernels evaluate it."""
-    d = np.empty((n_neg, n_pos), dtype=np.float64)
-    for j in range(1, n_neg + 1):
-        for i in range(1, n_pos + 1):
-            d[j - 1, i - 1] = loss_step(kind, table, n_pos, i, j)
-    return d
 
 
 @dataclass

@@ -19,9 +19,9 @@ import weakref
 from contextlib import contextmanager
 
 import dask
-import numba
 import numpy as np
 
+from .._threads import limited_threads
 from ._fused import FusedRound
 from .score_space import ScoreHinge
 
@@ -366,22 +366,21 @@ def block_hinge(queries, oracle, normaliser):
 
 @contextmanager
 def task_threads():
-    """numba's threads for the compiled loops of one block task: one, unless ``NUMBA_NUM_THREADS``
-    is set in the worker's environment (then that many).
+    """The OpenMP threads of the compiled loops of one block task: one, unless ``OMP_NUM_THREADS``
+    is set in the worker's environment (then as it says).
 
     dask runs a task on every worker thread at once, and its clusters give each worker thread a
-    core (``LocalCluster`` splits the cores among workers and threads); a task's fused round with
-    numba's default of one thread per core would put several threads on each core. dask sets
-    ``OMP_NUM_THREADS=1`` in its workers for BLAS for the same reason. The setting is numba's
-    per-thread one: other threads of the process keep theirs.
+    core (``LocalCluster`` splits the cores among workers and threads); a task's fused round on one
+    thread per core would put several threads on each core. dask's nanny sets ``OMP_NUM_THREADS=1``
+    in its workers for BLAS for the same reason. The limit is OpenMP's per-thread one
+    (:class:`ssvm._threads.limited_threads`, what ``threadpool_limits(1, user_api="openmp")`` does to
+    ssvm's kernels, in microseconds): other threads of the process keep theirs.
     """
-    before = numba.get_num_threads()
-    wanted = numba.config.NUMBA_NUM_THREADS if "NUMBA_NUM_THREADS" in os.environ else 1
-    numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
-    try:
+    if os.environ.get("OMP_NUM_THREADS"):
         yield
-    finally:
-        numba.set_num_threads(before)
+        return
+    with limited_threads(1):
+        yield
 
 
 def fused_round(X_b, hinge, fit_intercept):

@@ -92,7 +92,7 @@ def block_plane(X_b, hinge, block, w, fit_intercept):
     spent = (0.0, 0.0)  # the fused round's wall time and its oracles' (charged to the hinge too)
     if fused is not None:
         t0, oracle0 = time.perf_counter(), fused.oracle_seconds
-        with task_threads():  # one numba thread per dask worker thread
+        with task_threads():  # one OpenMP thread per dask worker thread
             H, offset, g = fused.plane(w)
         spent = (time.perf_counter() - t0, fused.oracle_seconds - oracle0)
         if np.isfinite(H) and np.all(np.isfinite(g)):

@@ -7,15 +7,17 @@ of about ``_BLOCK_BYTES`` of ``X`` (a share of a core's L2 cache), and one compi
 block, ``s_b = X_b w``, the block's oracles into ``c_b``, and ``g += X_bᵀ c_b`` while ``X_b`` is
 still in cache: the round reads ``X`` once. The blocks are split into a fixed number of *chunks*
 (of about equal rows and at least ``_PARALLEL_BYTES`` of ``X``, never more than ``_MAX_CHUNKS``;
-one chunk runs in the calling thread) that numba's threads take in parallel, each chunk summing
-into its own float64 accumulator; the chunks' sums are added in chunk order, so the
-result does not depend on the number of threads.
+one chunk runs in the calling thread) that OpenMP threads take in parallel (as many as
+:func:`ssvm._threads.effective_n_threads` allows: ``threadpoolctl``'s OpenMP limit and
+``OMP_NUM_THREADS`` are obeyed), each chunk summing into its own float64 accumulator with its own
+work memory; the chunks' sums are added in chunk order, so the result does not depend on the number
+of threads. The loop is compiled (:mod:`._fused_round`, which says what it does per block).
 
 Every number is the two-pass path's up to the order of the float64 sums of ``g`` and ``s @ c``:
-the scores come from the same compiled loops (:mod:`._products`, on a block's rows) and the oracles
-are the compiled forms of the registry's (QS for AP and NDCG: the walk or the grid as
+the scores come from the same compiled loops (:mod:`._products`' row loops, on a block's rows) and
+the oracles are the compiled forms of the registry's (QS for AP and NDCG: the walk or the grid as
 :func:`~ssvm.losses.qs.qs_batch` picks; graded NDCG: the per-level walks of
-:func:`~ssvm.losses.graded.graded_ndcg_batch`, one call per block; 0-1 and precision@k:
+:func:`~ssvm.losses.graded.graded_ndcg_batch`; 0-1 and precision@k:
 :mod:`ssvm.losses._classification_kernels`). An oracle without a compiled form (a user's callable,
 a :class:`~ssvm.losses.QSLoss` without ``compiled_batch``, ...) has no fused round: the caller keeps
 its two-pass path. QS and graded queries larger than the batch kernels' limit run after the loop,
@@ -23,27 +25,29 @@ one at a time, on the two-pass path (one query that does not fit a cache gains n
 
 ``X`` is read in its own precision (float32 or float64, dense C-contiguous or CSR) and never copied.
 
-The oracles' time is measured inside the loop: each chunk sums the CPU's cycle counter
-(:func:`._ticks.ticks`, an ``@intrinsic`` of ``llvm.readcyclecounter``) around each block's oracles,
-and the sum over the chunks, times a factor calibrated against ``time.perf_counter``
-(:func:`._ticks.seconds_per_tick`), is charged to the hinge's ``oracle_seconds``, with one
+The oracles' time is measured inside the loop: each chunk sums the monotonic clock's ticks
+(:mod:`._ticks`, nanoseconds) around each block's oracles, and the sum over the chunks, times
+:data:`._ticks.SECONDS_PER_TICK`, is charged to the hinge's ``oracle_seconds``, with one
 ``n_oracle_calls`` per query, as its two-pass oracle runs charge them. With threads that sum is
-CPU-seconds (it may exceed the round's wall time). It is a part of the round's time, not disjoint
-from it: callers that time the whole round (``fused_seconds``) count the oracles in it too. The
-counter is trusted on x86-64 only (see :mod:`._ticks`); elsewhere the oracles inside the loop read
-0 seconds.
+thread-seconds (it may exceed the round's wall time). It is a part of the round's time, not disjoint
+from it: callers that time the whole round (``fused_seconds``) count the oracles in it too.
 """
-
 import time
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
-from ..losses._classification_kernels import precision_at_k_batch, precision_at_k_into, zero_one_into
+from .._threads import effective_n_threads
+from ..losses._classification_kernels import precision_at_k_batch
+from ..losses._core.derivative import count_positives, inverse_log_table
+from ..losses._core.graded import GAIN_CODES
 from ..losses.classification import zero_one_batch
+from ..losses.graded import graded_ndcg_batch
+from ..losses.qs import _BATCH_MAX, _NO_TABLE, _use_walk, qs_batch
+from ..losses.rank_losses import KIND_NDCG_LOG2
 from . import _products
-from ._ticks import seconds_per_tick, ticks
+from ._fused_round import MODE_GRADED, MODE_QS, MODE_TOP_K, MODE_ZERO_ONE, csr_round, dense_round
+from ._ticks import SECONDS_PER_TICK
 
 __all__ = ["FusedRound", "fused_plane"]
 
@@ -51,170 +55,21 @@ _BLOCK_BYTES = 256 * 1024  # X per block: a quarter of a 1 MiB L2, leaving room 
 _MAX_CHUNKS = 16  # parallel chunks of blocks, each with its own accumulator of g
 _PARALLEL_BYTES = 4 << 20  # X per chunk at least: below, one chunk in the calling thread
 _MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accumulators
-MODE_QS, MODE_ZERO_ONE, MODE_TOP_K, MODE_GRADED = 0, 1, 2, 3
 _NO_GRADES = np.zeros(0, dtype=np.int64)
-_NO_TABLE = np.zeros(1)
-_BATCH_GRID = (True, 8, 0)
 
 
 def oracle_form(oracle):
-    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none.
-
-    INTERIM (issue #34): the QS family moved to the compiled core, which this numba loop cannot call;
-    until the round is ported on top of it, QS and graded NDCG take the two-pass path."""
+    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none (graded NDCG:
+    ``kind`` is the gain's code)."""
+    if oracle.batched is qs_batch:  # get_oracle drops the batch form of a loss without compiled_batch
+        return MODE_QS, int(oracle.params["loss"].kind), 0
+    if oracle.batched is graded_ndcg_batch:
+        return MODE_GRADED, GAIN_CODES[oracle.params["gain"]], 0
     if oracle.batched is zero_one_batch:
         return MODE_ZERO_ONE, 0, 0
     if oracle.batched is precision_at_k_batch:
         return MODE_TOP_K, 0, int(oracle.params["k"])
     return None
-
-
-@njit(cache=True, nogil=True)
-def _block_oracles(s, y, grades, starts, ends, n_pos, walk, form, lt, grid, c, delta):
-    """The oracles of a block's queries ``s[starts[q]:ends[q]]`` into ``c`` (zero elsewhere);
-    ``grades`` (the block's rows) only for graded NDCG, ``y`` for the others."""
-    mode, kind, k = form
-    for q in range(starts.size):
-        a, b = starts[q], ends[q]
-        if mode == MODE_ZERO_ONE:
-            delta[q] = zero_one_into(s[a:b], y[a:b], c[a:b])
-        else:
-            delta[q] = precision_at_k_into(s[a:b], y[a:b], k, c[a:b])
-
-
-@njit(cache=True, nogil=True)
-def _block_scores(rows, lo, hi, w):
-    """``X[lo:hi] @ w`` by the compiled loops of :mod:`._products` (see :func:`_as_rows`)."""
-    X64, X32, d64, d32, i32, p32, i64, p64 = rows
-    if p32.size:
-        if d32.size:
-            return _products._csr_scores(d32, i32, p32[lo:hi + 1], w)
-        return _products._csr_scores(d64, i32, p32[lo:hi + 1], w)
-    if p64.size:
-        if d32.size:
-            return _products._csr_scores(d32, i64, p64[lo:hi + 1], w)
-        return _products._csr_scores(d64, i64, p64[lo:hi + 1], w)
-    if X32.size:
-        return _products._dense_scores(X32[lo:hi], w)
-    return _products._dense_scores(X64[lo:hi], w)
-
-
-@njit(cache=True, nogil=True)
-def _dense_accumulate(X, lo, s, c, normaliser, g, sums):
-    """:func:`_accumulate` of a dense ``X`` (its layout known: the row loop vectorises)."""
-    for i in range(c.size):
-        if c[i] != 0.0:
-            ci = c[i] / normaliser
-            sums[0] += ci
-            sums[1] += s[i] * ci
-            for j in range(g.size):
-                g[j] += X[lo + i, j] * ci
-
-
-@njit(cache=True, nogil=True)
-def _csr_accumulate(data, indices, indptr, lo, s, c, normaliser, g, sums):
-    """:func:`_accumulate` of a CSR ``X``."""
-    for i in range(c.size):
-        if c[i] != 0.0:
-            ci = c[i] / normaliser
-            sums[0] += ci
-            sums[1] += s[i] * ci
-            for p in range(indptr[lo + i], indptr[lo + i + 1]):
-                g[indices[p]] += data[p] * ci
-
-
-@njit(cache=True, nogil=True)
-def _accumulate(rows, lo, s, c, normaliser, g, sums):
-    """``g += X[lo:lo+n]ᵀ (c / Q)``; ``sums`` += (Σ c / Q, Σ s c / Q); rows with ``c = 0`` skipped.
-
-    The layout is chosen once per block, outside the row loop."""
-    X64, X32, d64, d32, i32, p32, i64, p64 = rows
-    if p32.size:
-        if d32.size:
-            _csr_accumulate(d32, i32, p32, lo, s, c, normaliser, g, sums)
-        else:
-            _csr_accumulate(d64, i32, p32, lo, s, c, normaliser, g, sums)
-    elif p64.size:
-        if d32.size:
-            _csr_accumulate(d32, i64, p64, lo, s, c, normaliser, g, sums)
-        else:
-            _csr_accumulate(d64, i64, p64, lo, s, c, normaliser, g, sums)
-    elif X32.size:
-        _dense_accumulate(X32, lo, s, c, normaliser, g, sums)
-    else:
-        _dense_accumulate(X64, lo, s, c, normaliser, g, sums)
-
-
-def _as_rows(X):
-    """``X`` as the one tuple type the compiled loop takes, whatever its layout and dtype (one
-    compilation for all): ``(X64, X32, data64, data32, indices32, indptr32, indices64, indptr64)``,
-    the arrays ``X`` does not use empty. Nothing is copied (a non-contiguous dense ``X`` is made
-    contiguous; a CSR matrix's ``indptr`` takes its ``indices``' dtype)."""
-    empty = {np.float64: np.zeros((0, 0)), np.float32: np.zeros((0, 0), dtype=np.float32)}
-    flat = {np.float64: np.zeros(0), np.float32: np.zeros(0, dtype=np.float32)}
-    index = {np.int32: np.zeros(0, dtype=np.int32), np.int64: np.zeros(0, dtype=np.int64)}
-    dense, data = dict(empty), dict(flat)
-    indices, indptr = dict(index), dict(index)
-    if sp.issparse(X):
-        kind = X.indices.dtype.type
-        data[X.dtype.type] = X.data
-        indices[kind] = X.indices
-        indptr[kind] = X.indptr.astype(kind, copy=False)
-    else:
-        dense[X.dtype.type] = np.ascontiguousarray(X)
-    return (dense[np.float64], dense[np.float32], data[np.float64], data[np.float32],
-            indices[np.int32], indptr[np.int32], indices[np.int64], indptr[np.int64])
-
-
-@njit(cache=True, nogil=True)
-def _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid, block_cuts, b0, b1,
-           normaliser, delta):
-    """The blocks ``b0:b1``, one after the other: scores, oracles (Δ into ``delta``), ``Xᵀ c``.
-
-    Returns the chunk's ``g`` and ``(Σ c, Σ s c)``, divided by the normaliser, and the ticks
-    (:func:`._ticks.ticks`) its oracles took."""
-    g = np.zeros(d)
-    acc = np.zeros(2)
-    oracle_ticks = 0
-    for blk in range(b0, b1):
-        q0, q1 = block_cuts[blk], block_cuts[blk + 1]
-        lo, hi = starts[q0], ends[q1 - 1]
-        s = _block_scores(rows, lo, hi, w)
-        if use_bias:
-            s += bias
-        c = np.zeros(hi - lo)
-        t0 = ticks()
-        _block_oracles(s, y[lo:hi], grades[lo:hi] if grades.size else grades, starts[q0:q1] - lo,
-                       ends[q0:q1] - lo, n_pos[q0:q1], walk[q0:q1], form, lt, grid, c, delta[q0:q1])
-        oracle_ticks += ticks() - t0
-        _accumulate(rows, lo, s, c, normaliser, g, acc)
-    return g, acc, oracle_ticks
-
-
-@njit(cache=True, parallel=True)
-def _round(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk, form, lt, grid, block_cuts,
-           chunk_cuts, normaliser, delta):
-    """The chunks in parallel (numba's threads), each by :func:`_chunk` with its own accumulator.
-
-    Returns the chunks' ``g`` (one row each), their ``(Σ c, Σ s c)`` and their oracles' ticks."""
-    n_chunks = chunk_cuts.size - 1
-    G = np.zeros((n_chunks, d))
-    sums = np.zeros((n_chunks, 2))
-    oracle_ticks = np.zeros(n_chunks, dtype=np.int64)
-    for t in prange(n_chunks):
-        G[t], sums[t], oracle_ticks[t] = _chunk(rows, d, w, bias, use_bias, y, grades, starts, ends, n_pos, walk,
-                                                form, lt, grid, block_cuts, chunk_cuts[t], chunk_cuts[t + 1],
-                                                normaliser, delta)
-    return G, sums, oracle_ticks
-
-
-@njit(cache=True)
-def _positives(y, starts, ends):
-    n_pos = np.zeros(starts.size, dtype=np.int64)
-    for q in range(starts.size):
-        for i in range(starts[q], ends[q]):
-            n_pos[q] += y[i]
-    return n_pos
 
 
 def _cuts(sizes, consecutive, row_bytes):
@@ -274,16 +129,25 @@ class FusedRound:
         mode, kind, _ = self.form
         graded = mode == MODE_GRADED
         self.grades = np.ascontiguousarray(y, dtype=np.int64) if graded else _NO_GRADES
-        self.y = y > 0 if graded else y  # one compiled loop for all modes: bool y, int64 grades
+        # one compiled loop for all modes: labels as uint8 (a bool array's buffer), int64 grades
+        self.y = np.ascontiguousarray(y > 0 if graded else y, dtype=np.bool_).view(np.uint8)
         sizes = ends - starts
-        n_pos = _positives(self.y, starts, ends)
-        inside = np.ones(sizes.size, dtype=bool)
+        n_pos = count_positives(self.y, np.ascontiguousarray(starts, dtype=np.int64),
+                                np.ascontiguousarray(ends, dtype=np.int64))
+        inside = sizes <= _BATCH_MAX if mode in (MODE_QS, MODE_GRADED) else np.ones(sizes.size, dtype=bool)
         self.apart = np.flatnonzero(~inside)  # queries run one at a time after the loop
         mine = np.flatnonzero(inside)
-        self.starts, self.ends, self.n_pos = starts[mine], ends[mine], n_pos[mine]
-        self.walk = np.zeros(mine.size, dtype=bool)
-        self.lt = _NO_TABLE
-        self._rows = _as_rows(X)
+        self.starts = np.ascontiguousarray(starts[mine], dtype=np.int64)
+        self.ends = np.ascontiguousarray(ends[mine], dtype=np.int64)
+        self.n_pos = n_pos[mine]
+        self.walk = _use_walk(kind, self.n_pos, sizes[mine] - self.n_pos) & (mode == MODE_QS)
+        self._walk = np.ascontiguousarray(self.walk, dtype=np.bool_).view(np.uint8)
+        ndcg = graded or (mode == MODE_QS and kind == KIND_NDCG_LOG2)
+        self.lt = inverse_log_table(int(sizes[mine].max()) + 2) if ndcg and mine.size else _NO_TABLE
+        if sp.issparse(X):  # nothing is copied (a CSR matrix's indptr takes its indices' dtype)
+            self._layout = csr_round, (X.data, X.indices, X.indptr.astype(X.indices.dtype, copy=False))
+        else:  # a dense X that is not C-contiguous is read through a C-contiguous copy
+            self._layout = dense_round, (np.ascontiguousarray(X),)
         if sp.issparse(X):
             row_bytes = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) + 8
         else:
@@ -315,17 +179,23 @@ class FusedRound:
         """
         w = np.asarray(w, dtype=np.float64)
         w_x, bias = (w[:-1], float(w[-1])) if self.fit_intercept else (w, 0.0)
-        d = self.X.shape[1]
         normaliser = float(self.hinge.normaliser)
-        args = (self._rows, d, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.y, self.grades,
-                self.starts, self.ends, self.n_pos, self.walk, self.form, self.lt, _BATCH_GRID, self.block_cuts)
+        mode, kind, k = self.form
         delta = np.empty(self.starts.size)
-        if self.chunk_cuts.size <= 2:  # one chunk or none: no threads to wake (they may wait for a core)
-            g, (c_sum, sc), oracle_ticks = _chunk(*args, 0, self.chunk_cuts[-1], normaliser, delta)
-        else:
-            G, sums, chunk_ticks = _round(*args, self.chunk_cuts, normaliser, delta)
-            g, (c_sum, sc), oracle_ticks = G.sum(axis=0), sums.sum(axis=0), int(chunk_ticks.sum())
-        oracle_seconds = oracle_ticks * seconds_per_tick() if oracle_ticks else 0.0
+        n_chunks = self.chunk_cuts.size - 1
+        # one chunk or none: no threads to wake (they may wait for a core)
+        n_threads = 1 if n_chunks <= 1 else min(effective_n_threads(), n_chunks)
+        run, X_arrays = self._layout
+        G, sums, chunk_ticks = run(*X_arrays, np.ascontiguousarray(w_x), bias, self.fit_intercept, self.y,
+                                   self.grades, self.starts, self.ends, self.n_pos, self._walk, mode, kind, k,
+                                   self.lt, self.block_cuts, self.chunk_cuts, normaliser, delta, n_threads)
+        if n_chunks == 1:
+            g, (c_sum, sc) = G[0].copy(), sums[0]
+        else:  # the chunks' sums in chunk order
+            g, (c_sum, sc) = G.sum(axis=0), sums.sum(axis=0)
+        c_sum, sc = float(c_sum), float(sc)
+        oracle_ticks = int(chunk_ticks.sum())
+        oracle_seconds = oracle_ticks * SECONDS_PER_TICK
         delta_sum = float(delta.sum())
         for q in self.apart:  # large QS and graded queries, on the two-pass path
             a, b = self.hinge.starts[q], self.hinge.ends[q]

@@ -169,9 +169,9 @@ class StructuredHinge(ScoreSpaceProblem):
         estimators validate once, at their edge).
     fused : bool, default=True
         Compute :meth:`plane` by the fused round (:mod:`ssvm.problem._fused`: products and oracles
-        block by block, one pass over ``X``, numba's threads) when the oracle has a compiled form;
-        False, or an oracle without one: the two-pass path. Both give the same plane up to the
-        order of float64 sums.
+        block by block, one pass over ``X``, on the kernels' threads: :mod:`ssvm._threads`) when
+        the oracle has a compiled form; False, or an oracle without one: the two-pass path. Both
+        give the same plane up to the order of float64 sums.
 
     Attributes
     ----------
@@ -187,8 +187,8 @@ class StructuredHinge(ScoreSpaceProblem):
         The score-space half: queries, relevance, oracle.
     oracle_seconds : float
         Cumulative time spent in oracle calls: wall time on the two-pass path; inside fused rounds,
-        the oracles' time summed over numba's threads (CPU-seconds, read from the CPU's cycle
-        counter: see :mod:`ssvm.problem._fused`).
+        the oracles' time summed over the round's threads (CPU-seconds: see
+        :mod:`ssvm.problem._fused`).
     matvec_seconds : float
         Cumulative wall time spent in products with ``X`` or ``X.T`` (outside fused rounds).
     n_oracle_calls : int

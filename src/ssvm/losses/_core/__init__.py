@@ -8,7 +8,8 @@ One home per algorithm, each file opening with the paper step it implements:
 * ``derivative`` — the discrete derivative d_j(i) of each built-in loss, written once
   (``loss_step``; the sum table is built from it), ``best_rank`` (opt_j over a range of ranks), the
   ``objective_t`` of a query, Lemma 6's coefficients, Δ from a ± pattern, NDCG's discount and the kept
-  table of 1/log2.
+  table of 1/log2.  The sorting baselines (``ssvm/losses/_sorted_scan.pyx``: Yue, Chakrabarti, SEARCH)
+  and the dask giant query (``ssvm/problem/_giant_query.pyx``) cimport it too: there is no other copy.
 * ``sorting`` — the sorting primitives shared by the walk, the graded kernel, the ranking by score and
   the dask giant query: packed keys, their radix and bucket sorts, repair, unpack.
 * ``opt_ranks`` — Algorithm 2 itself, and its divide and conquer over monotone chains (``chain_opts``).
@@ -25,7 +26,8 @@ One home per algorithm, each file opening with the paper step it implements:
 
 The nogil functions that serve a block of queries (for the fused training round) are declared in the
 ``.pxd`` files: ``grid.grid_queries``, ``sort_walk.walk_queries`` and ``graded.graded_queries``, each
-with a work struct the caller owns (one per thread).  The Python modules :mod:`ssvm.losses.qs`,
+with a work struct the caller owns (one per thread); the fused round (``ssvm/problem/_fused_round.pyx``)
+calls them inside its OpenMP loop.  The Python modules :mod:`ssvm.losses.qs`,
 :mod:`ssvm.losses.graded`, :mod:`ssvm.losses.rank_losses` and :mod:`ssvm.losses._score_ranking` keep
 the public entry points and call in here.
 """

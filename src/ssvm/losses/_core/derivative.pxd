@@ -84,6 +84,17 @@ cdef inline int64_t best_rank(double s, int64_t j, int64_t lo, int64_t hi, const
     return best
 
 
+cdef inline void fill_sum_table(const objective_t* obj, int64_t n_total, double* t) noexcept nogil:
+    """``t[i + j]`` = d_j(i) for m = i + j = 0..``n_total`` (P + N) of a loss whose derivative depends on i + j
+    only, by :func:`loss_step` itself (look-ups are bit for bit the closed form); ``t[0] = t[1] = 0``."""
+    cdef int64_t m
+    t[0] = 0.0
+    if n_total >= 1:
+        t[1] = 0.0
+    for m in range(2, n_total + 1):
+        t[m] = loss_step(obj, 1, m - 1)
+
+
 cdef inline double discount(double i, bint log2_form) noexcept nogil:
     """NDCG's discount D(i): 1/log2(1 + i) (``log2_form``), else Chakrabarti et al.'s (1 up to 2, then 1/log2(i))."""
     if log2_form:

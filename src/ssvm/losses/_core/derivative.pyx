@@ -36,12 +36,14 @@ from .sorting import CACHE_MAX_ENTRIES
 
 from libc.stdint cimport int64_t
 
-__all__ = ["KINDS", "Objective", "Result", "py_loss_step", "py_best_rank",
+__all__ = ["KINDS", "LOSS_KINDS", "Objective", "Result", "py_loss_step", "py_best_rank",
            "sum_table", "derivative_matrix", "py_write_coefficients", "ndcg_norm", "loss_values", "discounts",
            "inverse_log_table", "count_positives"]
 
 #: the kinds of derivative.pxd's enum, for Python (``ssvm.losses.rank_losses`` names them)
 KINDS = {"ap": KIND_AP, "ndcg_log2": KIND_NDCG_LOG2, "sum_table": KIND_SUM_TABLE}
+#: (KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE) as the compiled kernels know them (a test checks rank_losses' agree)
+LOSS_KINDS = (KIND_AP, KIND_NDCG_LOG2, KIND_SUM_TABLE)
 
 Objective = namedtuple("Objective", ["sp", "inv", "kind", "table", "n_pos"])
 Objective.__doc__ = """f_j of problem (5) for one query, from Python (the kernels' ``objective_t``): ``sp``
@@ -233,10 +235,8 @@ def sum_table(int kind, table, int64_t n_pos, int64_t n_neg):
     o.lt = NULL
     o.lt_size = 0
     o.scale = t[0] if kind == KIND_NDCG_LOG2 else 0.0
-    cdef int64_t m
     with nogil:
-        for m in range(2, n_pos + n_neg + 1):
-            s[m] = loss_step(&o, 1, m - 1)
+        fill_sum_table(&o, n_pos + n_neg, &s[0])
     return out
 
 

@@ -6,7 +6,7 @@ from libcpp.vector cimport vector
 from .sort_walk cimport walk_work_t
 
 
-ctypedef struct graded_work_t:
+cdef cppclass graded_work_t:
     # work memory of the graded kernel, reused from query to query
     vector[uint64_t] keys
     vector[uint64_t] pos

@@ -72,7 +72,7 @@ ctypedef struct gathered_t:
     const int64_t* fill
 
 
-ctypedef struct grid_work_t:
+cdef cppclass grid_work_t:
     # work memory of the grid path, reused from query to query
     vector[int32_t] sample_bin  # every sample's bin (bin_scores: −1 above the grid)
     vector[int32_t] hist
@@ -121,7 +121,7 @@ cdef inline int64_t floor_scaled(double s, double inv_w) noexcept nogil:
     return <int64_t>x
 
 
-cdef extern from "grid_bin.h":
+cdef extern from "losses/_core/grid_bin.h":  # from src/ssvm, on every kernel's include path
     void bin_scores "ssvm_grid_bins"(const double* scores, int64_t n, double inv_w, int64_t base, double hi,
                                      int32_t* bins) noexcept nogil
 

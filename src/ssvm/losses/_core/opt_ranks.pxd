@@ -10,7 +10,7 @@ cdef enum:
     OPT_SAMPLE = 64   # the pivot's random sample
 
 
-ctypedef struct opt_work_t:
+cdef cppclass opt_work_t:
     # work memory of opt_ranks (one per oracle call, shared by all its blocks; reset by new_work)
     int64_t stack[OPT_STACK * 4]
     double sample[OPT_SAMPLE]

@@ -16,7 +16,7 @@ ctypedef struct run_t:
     int64_t hi
 
 
-ctypedef struct walk_work_t:
+cdef cppclass walk_work_t:
     # work memory of the walk path, reused from query to query
     vector[run_t] runs
     vector[int64_t] ids

@@ -30,8 +30,9 @@ misses, not arithmetic).
    certified neighbours (:c:func:`chain_opts`).
 3. **Coefficients** of Lemma 6, written back to the original positions during the walk.
 
-Every step's loss part is :c:func:`loss_step` (NDCG's from the kept table of 1/log2(m),
-:func:`~.derivative.inverse_log_table`: the same numbers as the closed form).  Time O(N log N) for the
+Every step's loss part is the loss's d_j(k) of :c:func:`loss_step` (``ap_step``, or ``ndcg_step`` of the
+kept table of 1/log2(m), :func:`~.derivative.inverse_log_table`: the same numbers as the closed form); the
+walk is compiled once per loss, so that its loop carries only what that loss needs.  Time O(N log N) for the
 sort (O(N) passes for the radix sort), O(N log P) at worst for the rest; the result is bit for bit the
 grid's, yue's and chakrabarti's.  :func:`walk_oracle_core` serves one query; :c:func:`walk_queries` many
 small ones (the block-level form the fused round calls).
@@ -47,8 +48,9 @@ from libc.stdint cimport int64_t, uint64_t
 from .derivative cimport (
     KIND_AP,
     KIND_NDCG_LOG2,
+    ap_step,
     builtin_scale,
-    loss_step,
+    ndcg_step,
     loss_value,
     make_objective,
     objective_t,
@@ -85,7 +87,27 @@ cdef inline double min_py(double a, double b) noexcept nogil:
     return b if b < a else a
 
 
-cdef inline double tail_worst(double s_lo, int64_t j, int64_t k, const objective_t* st, double tol) noexcept nogil:
+# The walk is compiled once per loss (a fused type of two tags): its steps' loss part and its tail's segments
+# are AP's or NDCG's at compile time, so the loop carries only what its loss needs.
+ctypedef struct ap_tag:
+    char unused
+ctypedef struct ndcg_tag:
+    char unused
+ctypedef fused loss_tag:
+    ap_tag
+    ndcg_tag
+
+
+cdef inline double loss_part(loss_tag* tag, const objective_t* st, int64_t k, int64_t j) noexcept nogil:
+    """d_j(k) of the walk's loss (:c:func:`loss_step` for that loss: NDCG's from the 1/log2 table)."""
+    if loss_tag is ap_tag:
+        return ap_step(st.n_pos, k, j)
+    else:
+        return ndcg_step(st.lt[k + j + 1], st.lt[k + j], st.scale)
+
+
+cdef inline double tail_worst(loss_tag* tag, double s_lo, int64_t j, int64_t k, const objective_t* st,
+                              double tol) noexcept nogil:
     """The largest bound on the steps after k (the first losing step of a score >= s_lo at order j), or one
     >= −tol as soon as a segment's is (no certificate).
 
@@ -93,16 +115,21 @@ cdef inline double tail_worst(double s_lo, int64_t j, int64_t k, const objective
     rise: the first losing one covers them), NDCG's rises everywhere — so on a segment [b, e] of it every
     step is at most (sp[b] − s_lo)·2/(PN) + d_j(e)."""
     cdef int64_t n_pos = st.n_pos
-    cdef bint ap = st.kind == KIND_AP
-    cdef int64_t b = (k if k > j + 1 else j + 1) if ap else k + 1
-    cdef int64_t e
+    cdef int64_t b, e
+    if loss_tag is ap_tag:
+        b = k if k > j + 1 else j + 1
+    else:
+        b = k + 1
     cdef double worst = -INFINITY
     cdef double bound
     while b <= n_pos:
-        e = 2 * b if ap else b + 2 * (b - k)
+        if loss_tag is ap_tag:
+            e = 2 * b
+        else:
+            e = b + 2 * (b - k)
         if e > n_pos:
             e = n_pos
-        bound = (st.sp[b - 1] - s_lo) * st.inv + loss_step(st, e, j)
+        bound = (st.sp[b - 1] - s_lo) * st.inv + loss_part(tag, st, e, j)
         if bound >= -tol:
             return bound
         worst = max_py(worst, bound)
@@ -122,8 +149,8 @@ cdef double tolerance(double s_top, double s_bottom, int64_t shift, const double
     return STEP_MARGIN * EPS * (a * inv + loss_bound)
 
 
-cdef int64_t walk(uint64_t* neg, int64_t n, int64_t shift, const double* scores, const objective_t* st, double tol,
-                  result_t* out, walk_work_t* work) noexcept nogil:
+cdef int64_t walk(loss_tag* tag, uint64_t* neg, int64_t n, int64_t shift, const double* scores,
+                  const objective_t* st, double tol, result_t* out, walk_work_t* work) noexcept nogil:
     """The walk over the sorted negative keys (orders 1, 2, ...): writes ``out`` for every certified negative
     and leaves the runs of uncertified ones in ``work.runs`` (first position, end, lower and upper bound of
     their opts); returns their number.
@@ -136,7 +163,6 @@ cdef int64_t walk(uint64_t* neg, int64_t n, int64_t shift, const double* scores,
     cdef const double* sp = st.sp
     cdef int64_t n_pos = st.n_pos
     cdef double inv = st.inv
-    cdef int kind = st.kind
     cdef const double* lt = st.lt
     cdef double scale = st.scale
     cdef double* c = out.c
@@ -177,7 +203,7 @@ cdef int64_t walk(uint64_t* neg, int64_t n, int64_t shift, const double* scores,
             status = CERTIFIED
             o = top
             for k in range(r, top):
-                d = loss_step(st, k, j)
+                d = loss_part(tag, st, k, j)
                 step = (sp[k - 1] - s_lo) * inv + d  # >= the step at s: a computed step never rises with s
                 if step >= 0.0:
                     if (sp[k - 1] - s_hi) * inv + d >= 0.0:  # <= the step at s: it wins, go on
@@ -185,9 +211,9 @@ cdef int64_t walk(uint64_t* neg, int64_t n, int64_t shift, const double* scores,
                     status = UNDECIDED  # the interval is too wide to decide step k
                 elif step >= -tol:
                     status = OPEN  # k <= opt, no certificate
-                elif kind != KIND_AP:
+                elif loss_tag is ndcg_tag:
                     status = TAIL  # NDCG: the tail after k is certified below
-                elif tail_worst(s_lo, j, k, st, tol) >= -tol:
+                elif tail_worst(tag, s_lo, j, k, st, tol) >= -tol:
                     status = OPEN
                 o = k
                 break
@@ -195,10 +221,10 @@ cdef int64_t walk(uint64_t* neg, int64_t n, int64_t shift, const double* scores,
                 break
             s_lo = scores[i]  # undecided on the interval: the exact score
             s_hi = s_lo
-        if status == TAIL:  # NDCG: the first losing step o, its tail not yet certified
+        if loss_tag is ndcg_tag and status == TAIL:  # NDCG: the first losing step o, its tail not yet certified
             status = CERTIFIED
             if not (o >= cert_k and (cert_s - s_lo) * inv + <double>(j - cert_j) * cert_g < cert_m):
-                worst = tail_worst(s_lo, j, o, st, tol)
+                worst = tail_worst(tag, s_lo, j, o, st, tol)
                 if worst >= -tol:
                     status = OPEN
                 elif o + j >= 3:
@@ -276,7 +302,10 @@ cdef void walk_core(const double* scores, const objective_t* obj, const int64_t*
     if n_kept:
         tol = tolerance(scores[<int64_t>(neg[0] & low)], scores[<int64_t>(neg[n_kept - 1] & low)], shift, obj.sp,
                         n_pos, obj.inv, obj.scale if obj.kind == KIND_NDCG_LOG2 else 1.0 / <double>n_pos)
-        n_runs = walk(neg, n_kept, shift, scores, obj, tol, &out, work)
+        if obj.kind == KIND_AP:
+            n_runs = walk(<ap_tag*>NULL, neg, n_kept, shift, scores, obj, tol, &out, work)
+        else:
+            n_runs = walk(<ndcg_tag*>NULL, neg, n_kept, shift, scores, obj, tol, &out, work)
         close_runs(n_runs, neg, shift, scores, obj, &out, work)
     positive_coefficients(c, counts, pos_ids, n_pos, obj.inv)
 
@@ -441,7 +470,11 @@ def py_walk(uint64_t[::1] neg, int64_t shift, const double[::1] scores, steps, o
     res.c = &c[0]
     res.counts = &counts[0]
     cdef walk_work_t work
-    cdef int64_t n_runs = walk(&neg[0], neg.shape[0], shift, &scores[0], &st, float(steps.tol), &res, &work)
+    cdef int64_t n_runs
+    if st.kind == KIND_AP:
+        n_runs = walk(<ap_tag*>NULL, &neg[0], neg.shape[0], shift, &scores[0], &st, float(steps.tol), &res, &work)
+    else:
+        n_runs = walk(<ndcg_tag*>NULL, &neg[0], neg.shape[0], shift, &scores[0], &st, float(steps.tol), &res, &work)
     runs = np.empty((n_runs, 4), dtype=np.int64)
     for q in range(n_runs):
         runs[q] = (work.runs[q].first, work.runs[q].end, work.runs[q].lo, work.runs[q].hi)

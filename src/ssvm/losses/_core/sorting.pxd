@@ -18,7 +18,7 @@ ctypedef struct buckets_t:
     int64_t largest   # keys in the largest bucket
 
 
-ctypedef struct sort_work_t:
+cdef cppclass sort_work_t:
     # work memory of sort_score_keys (reused from query to query)
     vector[int32_t] bucket
     vector[int32_t] ends
