@@ -161,3 +161,38 @@ def test_version_and_the_console_entry_point(files, tmp_path):
     done = subprocess.run([sys.executable, "-m", "ssvm", "predict", str(files / "test.dat"),
                            str(tmp_path / "none.json"), str(tmp_path / "p")], capture_output=True, text=True)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_k_of_precision_at_k_reaches_the_model(files, tmp_path):
+    model = tmp_path / "model.json"
+    assert run("train", "--loss", "precision_at_k", "-k", 3, "--max-iter", 30, files / "train.dat", model) == 0
+    loaded = load_model(model)
+    assert loaded.k == 3
+    X, relevance, qid = load_letor(files / "train.dat")
+    reference = RankSVM(loss="precision_at_k", k=3, max_iter=30).fit(X, relevance, qid=qid)
+    np.testing.assert_array_equal(loaded.coef_, reference.coef_)
+
+
+@pytest.mark.parametrize("trained_on, option, test_file", [("train1.dat", "yes", "test.dat"),
+                                                            ("train.dat", "no", "test1.dat")])
+def test_an_explicit_zero_based_overrides_the_models_index_base(files, tmp_path, trained_on, option, test_file):
+    # the model keeps its training file's base; --zero-based yes / no says how this file is written
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    assert run("train", "--max-iter", 30, files / trained_on, model) == 0
+    assert run("predict", "--zero-based", option, files / test_file, model, predictions) == 0
+    X_test = load_letor(files / test_file, zero_based=option == "yes", n_features=6)[0]
+    scores = np.array([float(v) for v in predictions.read_text().split()])
+    np.testing.assert_array_equal(scores, load_model(model).decision_function(X_test))
+
+
+def test_a_file_trained_as_one_based_is_predicted_as_one_based(tmp_path):
+    # the largest index is 4 and no row uses feature 0: 1-based, 4 features, as the user said
+    (tmp_path / "train.dat").write_text("1 qid:1 4:2\n0 qid:1 1:1\n1 qid:2 2:1 4:1\n0 qid:2 3:1\n")
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    assert run("train", "--zero-based", "no", "--max-iter", 20, tmp_path / "train.dat", model) == 0
+    loaded, metadata = load_model(model, with_metadata=True)
+    assert loaded.n_features_in_ == 4 and metadata["zero_based"] is False
+    assert run("predict", tmp_path / "train.dat", model, predictions) == 0
+    X = load_letor(tmp_path / "train.dat", zero_based=False)[0]
+    scores = np.array([float(v) for v in predictions.read_text().split()])
+    np.testing.assert_array_equal(scores, loaded.decision_function(X))

@@ -233,3 +233,16 @@ def test_n_features_errors(tmp_path):
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="n_features"):
             load_letor(path, n_features=bad)
+
+
+@pytest.mark.parametrize("zero_based, base", [(False, 1), ("auto", 1), (True, 0)])
+def test_the_index_base_read_is_the_one_reported(tmp_path, zero_based, base):
+    """What the command line keeps in the model file, and what an error names: the index as written."""
+    from ssvm.datasets.letor import _read_letor
+
+    path = write(tmp_path, "1 qid:1 4:2\n0 qid:1 1:1\n")
+    X, _, _, read_zero_based = _read_letor(path, None, None, zero_based)
+    assert read_zero_based is (base == 0)
+    assert X.shape == (2, 5 - base)
+    with pytest.raises(ValueError, match=r"line 1: feature index 4 is beyond n_features=2"):
+        load_letor(path, zero_based=zero_based, n_features=2)
