@@ -251,3 +251,70 @@ def test_public_names_and_missing_file(tmp_path):
     assert ssvm.save_model is save_model and ssvm.load_model is load_model
     with pytest.raises(FileNotFoundError):
         load_model(tmp_path / "none.json")
+
+
+def _refused(model, tmp_path, edit, message):
+    """Save ``model``, apply ``edit`` to its JSON document, and expect a one-line refusal."""
+    path = _corrupt(model, tmp_path, edit)
+    with pytest.raises(ValueError, match=message) as info:
+        load_model(path)
+    assert str(info.value).startswith(f"{path}: not a valid ssvm model file: ") and "\n" not in str(info.value)
+
+
+def _array(dtype, data, shape=None):
+    return {"dtype": dtype, "shape": [len(data)] if shape is None else shape, "data": data}
+
+
+@pytest.mark.parametrize("n_classes, saved", [(2, [0, 1, 2]), (3, [0, 1, 2, 3]), (3, [0, 1])])
+def test_the_number_of_classes_must_match_the_rows_of_coef(tmp_path, n_classes, saved):
+    # a binary model has one row for its two classes, one-vs-rest one per class; more labels than
+    # rows would let predict draw labels the model never scores, fewer would drop some
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    model = RankSVM(max_iter=10).fit(X, np.arange(60) % n_classes)
+    _refused(model, tmp_path, _set("model", "attributes", "classes_", value=_array("int64", saved)),
+             rf"classes_ has {len(saved)} entries but coef_ has {1 if n_classes == 2 else 3} row\(s\)")
+
+
+@pytest.mark.parametrize("index", [5, 7, -1])
+def test_label_rank_svm_core_labels_must_exist(tmp_path, index):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 4))
+    Y = (X @ rng.normal(size=(4, 5)) + rng.normal(size=(50, 5)) > 0).astype(int)
+    model = LabelRankSVM(n_core=2, max_iter=15).fit(X, Y)
+    core = [int(model.core_[0]), index]  # a valid label, then one outside 0..4
+    _refused(model, tmp_path, _set("model", "attributes", "core_", value=_array("int64", core)),
+             r"core_ holds a label index outside 0\.\.4")
+
+
+@pytest.mark.parametrize("dtype, values", [("str", ["1"] * 29 + ["x"]), ("bool", [True, False] * 15),
+                                           ("int64", [1] * 30)])
+def test_an_array_of_another_kind_is_refused(ranker, tmp_path, dtype, values):
+    # coef_ holds floats: strings, booleans or integers written in its place are not a model
+    _refused(ranker, tmp_path, _set("model", "attributes", "coef_", value=_array(dtype, values, [1, 30])),
+             rf"coef_: dtype {dtype} is not a float array")
+
+
+def test_a_pipelines_steps_must_share_their_number_of_features(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    model = make_pipeline(StandardScaler(), RankSVM(max_iter=10)).fit(X, np.arange(40) % 2)
+
+    def widen_the_scaler(document):
+        attributes = document["model"]["steps"][0][1]["attributes"]
+        attributes["n_features_in_"] = 4
+        for name in ("mean_", "var_", "scale_"):
+            attributes[name] = _array("float64", [*attributes[name]["data"], 1.0])
+
+    _refused(model, tmp_path, widen_the_scaler, r"the steps were fitted on different numbers of features")
+
+
+def test_quantile_references_must_strictly_increase(data, tmp_path):
+    X, y = data
+    model = make_pipeline(QuantileTransformer(n_quantiles=20), RankSVM(max_iter=5)).fit(X, y)
+
+    def repeat_a_reference(document):
+        references = document["model"]["steps"][0][1]["attributes"]["references_"]["data"]
+        references[5] = references[4]
+
+    _refused(model, tmp_path, repeat_a_reference, r"references_ must increase within \[0, 1\]")
