@@ -236,3 +236,52 @@ def test_fold_path_objectives_are_the_cold_fits(letor, loss):
     for C, objective in zip(Cs, out["objective"][:, 0]):
         cold = RankSVM(loss=loss, C=C, tol=tol).fit(X[train], y[train], qid=qid[train])
         assert abs(objective - cold.objective_) <= tol * max(objective, cold.objective_)
+
+
+def _separable_queries():
+    """6 queries of 10 rows, 3 relevant each: feature 0 is the label up to noise, so every C ranks
+    every test query perfectly."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(6), 10)
+    y = np.tile(np.r_[np.ones(3), np.zeros(7)], 6)
+    noise = rng.standard_normal((60, 2))
+    return np.column_stack([y + 0.01 * noise[:, 0], noise[:, 1]]), y, qid
+
+
+@pytest.mark.parametrize("Cs", [[1.0, 0.1], [0.1, 1.0], [0.1, 10.0, 1.0]])
+def test_equal_best_scores_choose_the_first_C_given(Cs):
+    X, y, qid = _separable_queries()
+    search = RankSVMCV(Cs=Cs, cv=3).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"], 1.0)  # all tie
+    assert search.best_index_ == 0 and search.C_ == Cs[0]  # as documented, and as GridSearchCV
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": Cs}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    assert search.C_ == grid.best_params_["C"]
+
+
+def test_rank_test_score_ranks_ties_as_grid_search_does():
+    X, y, qid = _separable_queries()
+    Cs = [1.0, 0.1, 1e-4, 10.0]
+
+    def scoring(estimator, X, y):  # equal scores for two of the C, a lower one between them
+        return {1.0: 1.0, 0.1: 1.0, 1e-4: 0.6, 10.0: 0.8}[estimator.C]
+
+    search = RankSVMCV(Cs=Cs, cv=3, scoring=scoring).fit(X, y, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": Cs}, cv=GroupKFold(3), scoring=scoring).fit(X, y, qid=qid,
+                                                                                        groups=qid)
+    np.testing.assert_array_equal(grid.cv_results_["rank_test_score"], [1, 1, 4, 3])
+    np.testing.assert_array_equal(search.cv_results_["rank_test_score"], grid.cv_results_["rank_test_score"])
+
+
+def test_a_scorer_of_predicted_labels_sees_the_intercept_of_a_ranking_loss():
+    # all scores are near 5: the labels predict() draws depend on the intercept RankSVM.fit sets
+    X, y, qid = _separable_queries()
+    X = X[:, :1] + 5.0
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=3, scoring="accuracy").fit(X, y, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": [0.1, 1.0]}, cv=GroupKFold(3), scoring="accuracy").fit(
+            X, y, qid=qid, groups=qid)
+    for k in range(3):
+        np.testing.assert_array_equal(search.scores_[k], grid.cv_results_[f"split{k}_test_score"])
+    np.testing.assert_array_equal(search.scores_, 1.0)
