@@ -318,3 +318,83 @@ def test_quantile_references_must_strictly_increase(data, tmp_path):
         references[5] = references[4]
 
     _refused(model, tmp_path, repeat_a_reference, r"references_ must increase within \[0, 1\]")
+
+
+def _label_ranker():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 4))
+    Y = (X @ rng.normal(size=(4, 5)) + rng.normal(size=(50, 5)) > 0).astype(int)
+    return LabelRankSVM(n_core=2, max_iter=15).fit(X, Y), X
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_label_rank_svm_core_may_hold_the_first_and_last_labels_once(tmp_path):
+    model, X = _label_ranker()
+    path = _corrupt(model, tmp_path, _set("model", "attributes", "core_", value=_array("int64", [0, 4])))
+    loaded = load_model(path)  # the edges of 0..4 are labels
+    np.testing.assert_array_equal(loaded.core_, [0, 4])
+    assert loaded.decision_function(X).shape == (50, 5)
+    _refused(model, tmp_path, _set("model", "attributes", "core_", value=_array("int64", [3, 3])),
+             "core_ holds repeated values")
+
+
+def test_a_rank_svm_without_rows_is_refused(ranker, tmp_path):
+    def empty(document):
+        attributes = document["model"]["attributes"]
+        attributes["coef_"] = _array("float64", [], [0, 30])
+        attributes["intercept_"] = _array("float64", [])
+        attributes["classes_"] = _array("int64", [])
+
+    _refused(ranker, tmp_path, empty, "coef_ has no rows")
+
+
+def _pipeline_step(transform, data):
+    X, y = data
+    return make_pipeline(transform, RankSVM(max_iter=5)).fit(X, y)
+
+
+def _edit_step(name, edit):
+    def apply(document):
+        edit(document["model"]["steps"][0][1]["attributes"][name]["data"])
+    return apply
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("with_mean, with_std", [(True, False), (False, True), (True, True), (False, False)])
+def test_standard_scaler_statistics_follow_its_flags(data, tmp_path, with_mean, with_std):
+    model = _pipeline_step(StandardScaler(with_mean=with_mean, with_std=with_std), data)
+    loaded, _ = _round_trip(model, tmp_path)
+    np.testing.assert_array_equal(loaded.decision_function(data[0]), model.decision_function(data[0]))
+    for name, saved in (("mean_", with_mean or with_std), ("scale_", with_std), ("var_", with_std)):
+        # the other way round: a statistic dropped, or one the flags do not keep
+        value = None if saved else _array("float64", [1.0] * 30)
+        _refused(model, tmp_path, lambda d, name=name, value=value: d["model"]["steps"][0][1]["attributes"].update(
+            {name: value}), rf"{name} must be {'saved' if saved else 'null'} with with_mean={with_mean}")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("transform", [StandardScaler(), MaxAbsScaler()])
+@pytest.mark.parametrize("value", [0.0, -0.5, -3.0])
+def test_a_scale_that_is_not_positive_is_refused(data, tmp_path, transform, value):
+    model = _pipeline_step(transform, data)
+    _refused(model, tmp_path, _edit_step("scale_", lambda values: values.__setitem__(3, value)),
+             "scale_ must be positive")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_quantiles_must_not_decrease_even_slightly(data, tmp_path):
+    model = _pipeline_step(QuantileTransformer(n_quantiles=20), data)
+
+    def swap(values):  # column 0 holds rows 0..19 at positions 0, 30, 60, ...: swap rows 10 and 11
+        values[300], values[330] = values[330], values[300]
+
+    assert 0 < model[0].quantiles_[11, 0] - model[0].quantiles_[10, 0] < 0.5
+    _refused(model, tmp_path, _edit_step("quantiles_", swap), "quantiles_ must be non-decreasing down each column")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("where, value", [(0, -0.5), (0, -1e-9), (-1, 1.5), (-1, 1 + 1e-9)])
+def test_quantile_references_must_lie_in_the_unit_interval(data, tmp_path, where, value):
+    model = _pipeline_step(QuantileTransformer(n_quantiles=20), data)
+    _refused(model, tmp_path, _edit_step("references_", lambda values: values.__setitem__(where, value)),
+             r"references_ must increase within \[0, 1\]")
