@@ -246,3 +246,30 @@ def test_the_index_base_read_is_the_one_reported(tmp_path, zero_based, base):
     assert X.shape == (2, 5 - base)
     with pytest.raises(ValueError, match=r"line 1: feature index 4 is beyond n_features=2"):
         load_letor(path, zero_based=zero_based, n_features=2)
+
+
+def test_a_query_file_beside_a_plain_file_is_its_name_plus_query(tmp_path):
+    """``rank.txt`` takes ``rank.txt.query``, never ``rank.query`` (that one is a ``rank.gz``'s)."""
+    path = write(tmp_path, "1 1:1\n0 1:2\n1 1:3\n", name="rank.txt")
+    write(tmp_path, "1\n2\n", name="rank.query")
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 0])
+    write(tmp_path, "2\n1\n", name="rank.txt.query")
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 1])
+
+
+@pytest.mark.parametrize("n_features", [True, False, 2.5, "3", 0, -1])
+def test_n_features_must_be_a_positive_integer(tmp_path, n_features):
+    path = write(tmp_path, "1 1:1\n")
+    with pytest.raises(ValueError, match=f"n_features must be a positive integer, got {n_features!r}"):
+        load_letor(path, n_features=n_features)
+
+
+@pytest.mark.parametrize("zero_based", [True, False, "auto"])
+def test_rows_with_a_label_only(tmp_path, zero_based):
+    path = write(tmp_path, "1\n0 2:3\n2\n")  # rows with a label and nothing else
+    X, relevance, _ = load_letor(path, zero_based=zero_based)
+    np.testing.assert_array_equal(relevance, [1, 0, 2])
+    np.testing.assert_array_equal(X.toarray(), [[0, 0, 0], [0, 0, 3], [0, 0, 0]] if zero_based is True
+                                  else [[0, 0], [0, 3], [0, 0]])
+    X, relevance, _ = load_letor(write(tmp_path, "1\n0\n"), zero_based=zero_based)  # no feature at all
+    assert X.shape == (2, 0) and relevance.tolist() == [1, 0]
