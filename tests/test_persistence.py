@@ -398,3 +398,107 @@ def test_quantile_references_must_lie_in_the_unit_interval(data, tmp_path, where
     model = _pipeline_step(QuantileTransformer(n_quantiles=20), data)
     _refused(model, tmp_path, _edit_step("references_", lambda values: values.__setitem__(where, value)),
              r"references_ must increase within \[0, 1\]")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("names", [["same", "same"], ["", "ranksvm"], ["scale__x", "ranksvm"]])
+def test_pipeline_step_names_must_be_distinct_non_empty_and_free_of_double_underscores(data, tmp_path, names):
+    model = _pipeline_step(StandardScaler(), data)
+
+    def rename(document):
+        for step, name in zip(document["model"]["steps"], names):
+            step[0] = name
+
+    _refused(model, tmp_path, rename, "step names must be distinct, non-empty and free of '__'")
+
+
+def test_an_array_with_an_extra_key_is_refused(ranker, tmp_path):
+    def extra(document):
+        document["model"]["attributes"]["coef_"]["note"] = "x"
+
+    _refused(ranker, tmp_path, extra, r"coef_ must be an array \{dtype, shape, data\}")
+
+
+def test_boolean_and_integer_scalars_keep_their_types(ranker, tmp_path):
+    rng = np.random.default_rng(3)
+    latent = LatentRankSVM(max_cccp_iter=1, max_iter=10).fit([rng.normal(size=(3, 2)) for _ in range(6)],
+                                                             np.arange(6) % 2)
+    for model, flag in ((ranker, "_fitted_on_queries"), (latent, "converged_")):
+        loaded, _ = _round_trip(model, tmp_path)
+        assert type(getattr(loaded, flag)) is bool and getattr(loaded, flag) == getattr(model, flag)
+        assert type(loaded.n_iter_) is int and loaded.n_iter_ == model.n_iter_
+
+
+def test_a_subclass_from_elsewhere_is_not_saved(data, tmp_path):
+    X, y = data
+
+    class RankSVM(ssvm.RankSVM):  # same name, another module: not one of ssvm's classes
+        pass
+
+    with pytest.raises(ValueError, match=r"save_model saves RankSVM, .*got test_persistence\.RankSVM"):
+        save_model(RankSVM(max_iter=5).fit(X, y), tmp_path / "m.json")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_label_rank_svm_without_core_labels_round_trips(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 4))
+    Y = (X @ rng.normal(size=(4, 4)) + rng.normal(size=(40, 4)) > 0).astype(int)
+    model = LabelRankSVM(n_core=0, max_iter=10).fit(X, Y)
+    assert model.core_.size == 0
+    loaded, _ = _round_trip(model, tmp_path)
+    assert loaded.core_.dtype.kind in "iu" and loaded.core_.size == 0
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("blob", [b"PK\x03\x04 a zip, as np.savez writes", b"\x93NUMPY\x01\x00 an .npy file",
+                                  b"\x80\x04\x95 a pickle"])
+def test_zip_npy_and_pickle_files_are_named_as_such(tmp_path, blob):
+    (tmp_path / "m.json").write_bytes(blob)
+    with pytest.raises(ValueError, match="it looks like a pickle or numpy file; ssvm model files are JSON"):
+        load_model(tmp_path / "m.json")
+
+
+def test_a_byte_order_mark_is_not_taken_for_a_pickle(ranker, tmp_path):
+    path = tmp_path / "m.json"
+    save_model(ranker, path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    with pytest.raises(ValueError, match=r"not a valid ssvm model file: not JSON \(Unexpected UTF-8 BOM"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("key", ["ssvm_version", "sklearn_version"])
+@pytest.mark.parametrize("value", [None, 1.2])
+def test_the_writers_versions_must_be_strings(ranker, tmp_path, key, value):
+    edit = (lambda d: d.pop(key)) if value is None else _set(key, value=value)
+    _refused(ranker, tmp_path, edit, f"'{key}' is missing or not a string")
+
+
+@pytest.mark.parametrize("field", ["params", "attributes"])
+def test_a_model_without_params_or_attributes_is_refused(ranker, tmp_path, field):
+    _refused(ranker, tmp_path, lambda d: d["model"].pop(field),
+             "model must have exactly the fields class, params, attributes")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_pipeline_of_two_estimators_is_refused(data, tmp_path):
+    model = _pipeline_step(StandardScaler(), data)
+
+    def two_estimators(document):
+        document["model"]["steps"][0][1] = document["model"]["steps"][1][1]
+
+    _refused(model, tmp_path, two_estimators, "a Pipeline must be transformers ending in an ssvm estimator")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("value", [5, "ab"])
+def test_a_tuple_parameter_that_is_not_a_list_is_refused(data, tmp_path, value):
+    model = _pipeline_step(MinMaxScaler(), data)
+    _refused(model, tmp_path, lambda d: d["model"]["steps"][0][1]["params"].update(feature_range=value),
+             "The 'feature_range' parameter of MinMaxScaler must be")
+
+
+@pytest.mark.parametrize("dtype, big", [("int64", 2**70), ("int32", 2**40)])
+def test_integers_too_large_for_their_dtype_are_refused(ranker, tmp_path, dtype, big):
+    _refused(ranker, tmp_path, _set("model", "attributes", "classes_", value=_array(dtype, [0, big])),
+             f"classes_: values do not fit dtype {dtype}")
