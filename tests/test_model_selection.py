@@ -285,3 +285,36 @@ def test_a_scorer_of_predicted_labels_sees_the_intercept_of_a_ranking_loss():
     for k in range(3):
         np.testing.assert_array_equal(search.scores_[k], grid.cv_results_[f"split{k}_test_score"])
     np.testing.assert_array_equal(search.scores_, 1.0)
+
+
+def test_one_C_and_results_of_one_entry_per_C():
+    X, y, qid = _separable_queries()
+    single = RankSVMCV(Cs=1, cv=2).fit(X, y, qid=qid)  # an integer: that many values on logspace(-4, 4)
+    np.testing.assert_array_equal(single.Cs_, [1e-4])
+    assert single.C_ == 1e-4
+    search = RankSVMCV(Cs=[0.1, 1.0, 10.0, 100.0], cv=3).fit(X, y, qid=qid)  # 3 folds, 4 values of C
+    for key, value in search.cv_results_.items():
+        assert len(value) == 4, key
+    assert search.scores_.shape == search.n_iter_.shape == (3, 4)
+
+
+@pytest.mark.parametrize("Cs", [[1.0, -0.5], [0.0], [1.0, -1e-9]])
+def test_Cs_at_or_below_zero_are_refused_by_name(Cs):
+    X, y, qid = _separable_queries()
+    with pytest.raises(ValueError, match=r"Cs must hold positive finite numbers .*; got \[-?\d"):
+        RankSVMCV(Cs=Cs, cv=2).fit(X, y, qid=qid)
+
+
+def test_as_many_folds_as_queries_leave_one_query_out():
+    X, y, qid = _separable_queries()
+    search = RankSVMCV(Cs=[1.0], cv=6).fit(X, y, qid=qid)
+    assert search.n_splits_ == 6
+    np.testing.assert_array_equal(search.scores_, 1.0)
+
+
+def test_one_vs_rest_ndcg_without_queries_as_grid_search():
+    X, y = make_classification(120, 5, n_informative=3, n_classes=3, random_state=1)
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=3, loss="ndcg", tol=TIGHT).fit(X, y)
+    grid = GridSearchCV(RankSVM(loss="ndcg", tol=TIGHT), {"C": [0.1, 1.0]}, cv=3).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=2e-3)
+    np.testing.assert_allclose(search.coef_, grid.best_estimator_.coef_, atol=1e-6)
