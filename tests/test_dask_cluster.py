@@ -262,6 +262,89 @@ def test_the_intercept_of_a_cluster_fit_leaves_the_scores_on_the_workers(client,
     assert dsk.intercept_[0] == -accuracy_threshold(matvec(X, dsk.coef_[0]), y > 0)  # at its own w
 
 
+def numbers_in(value):
+    """How many numbers ``value`` holds: an array's elements, a scalar's one, a container's or an
+    object's parts summed (anything else: one per 8 bytes pickled)."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, (bool, int, float, np.generic)):
+        return 1
+    if value is None:
+        return 0
+    if isinstance(value, (str, bytes)):
+        return len(value) // 8
+    if isinstance(value, (list, tuple)):
+        return sum(numbers_in(v) for v in value)
+    if isinstance(value, dict):
+        return sum(numbers_in(v) for v in value.values())
+    if isinstance(value, distributed.Actor):  # a handle to an actor on a worker
+        return 0
+    return len(pickle.dumps(value)) // 8
+
+
+def spy_on_pieces(client, monkeypatch):
+    """The numbers in every piece that comes to the client, as a growing list: each task's result,
+    however it is fetched (``client.gather``, ``dask.compute``, a future's ``result``: all go
+    through ``Client._gather``), and each actor call's result."""
+    from distributed.actor import ActorFuture
+
+    pieces = []
+    gather, actor_result = client._gather, ActorFuture.result
+
+    def record(futures, out):
+        if isinstance(futures, distributed.Future):
+            pieces.append(numbers_in(out))
+        elif isinstance(futures, (list, tuple)):
+            for f, o in zip(futures, out):
+                record(f, o)
+        elif isinstance(futures, dict):
+            for key, f in futures.items():
+                record(f, out[key])
+
+    async def spy(futures, *args, **kwargs):
+        out = await gather(futures, *args, **kwargs)
+        record(futures, out)
+        return out
+
+    def actor_spy(self, *args, **kwargs):
+        out = actor_result(self, *args, **kwargs)
+        pieces.append(numbers_in(out))
+        return out
+
+    monkeypatch.setattr(client, "_gather", spy)
+    monkeypatch.setattr(ActorFuture, "result", actor_spy)
+    return pieces
+
+
+@pytest.mark.parametrize("loss, queries", [("ap", False), ("ndcg", False), ("ap", True)])
+def test_a_fit_on_dask_labels_brings_no_per_row_piece_to_the_client(client, monkeypatch, loss, queries):
+    """RankSVM(loss=loss).fit(X, y) with X and y dask arrays, without qid (one giant query: P = 0.2%
+    of 400,000 rows) and with it (200 queries): set-up, rounds and intercept_ bring no piece to the
+    client of more than O(P + budget + blocks·d) numbers — never a block's labels, scores or
+    coefficients (200,000 each) — and the model is the in-memory one (NDCG: the graded oracle
+    of 0/1 targets, whose check of the targets must not compute them)."""
+    n, d, rows = 400_000, 4, 200_000
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((n, d))
+    y = (X[:, 0] + rng.standard_normal(n) > 4.0).astype(np.int64)  # about 0.2% relevant
+    qid = np.repeat(np.arange(n // 2000), 2000) if queries else None  # (a per-query id, once, at set-up)
+    pieces = spy_on_pieces(client, monkeypatch)
+    Xd, yd = da.from_array(X, chunks=(rows, d)), da.from_array(y, chunks=rows)
+    yd.compute()
+    assert max(pieces) >= rows  # the spy sees a block's labels when they do come
+    pieces.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # queries without a positive, skipped
+        dsk = RankSVM(loss=loss, C=1.0).fit(Xd, yd, qid=qid)
+        mem = RankSVM(loss=loss, C=1.0).fit(X, y, qid=qid)
+    n_pos = int(y.sum())
+    budget = max(4096, 16 * n_pos)  # the giant query's samples a pass (its default); the threshold's: 4096
+    limit = 4 * budget + 2 * n_pos + (n // rows) * (d + 8) + 64
+    assert pieces and max(pieces) <= limit < rows, (max(pieces), limit)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-8, atol=1e-10)
+
+
 def test_giant_query_survives_a_lost_worker(client):
     X, y = giant_data(16, n=8_000)
     reference = RankSVM(C=1.0).fit(X, y)
@@ -282,7 +365,7 @@ def test_gathered_passes_are_submitted_and_survive_a_lost_worker(client):
     oracle = get_oracle("precision_at_k", k=20)
     problem = DaskGatheredHinge(da.from_array(X, chunks=(500, 4)), y, oracle)
     memory = StructuredHinge(X, y, [np.arange(X.shape[0])], oracle)
-    assert problem._client is client
+    assert problem.cluster.client is client
     w = np.array([1.0, 0.3, -0.2, 0.1])
     before = problem.plane(w)
     for got, want in zip(before, memory.plane(w)):
@@ -316,7 +399,7 @@ def test_cluster_rounds_equal_in_memory_planes(client, d):
     """plane by the blocks' actors (w with each call), planes by submitted tasks on the blocks'
     futures (w inline or scattered once)."""
     from ssvm.problem import StructuredHinge
-    from ssvm.problem.dask_space import _INLINE_BYTES
+    from ssvm.problem._dask_cluster import _INLINE_BYTES
 
     X, y, qid = ranking_data(15, n_queries=12, d=d)
     assert (8 * d > _INLINE_BYTES) == (d == 9000)
@@ -326,7 +409,7 @@ def test_cluster_rounds_equal_in_memory_planes(client, d):
         problem = DaskStructuredHinge(da.from_array(X, chunks=(60, d)), y, qid, oracle, block_bytes=1)
         queries = [q for q in (np.flatnonzero(qid == v) for v in dict.fromkeys(qid)) if 0 < (y[q] > 0).sum() < q.size]
         memory = StructuredHinge(X, y > 0, queries, oracle)
-    assert problem._client is client and problem.n_blocks > 2  # one actor call or task per block
+    assert problem.cluster.client is client and problem.n_blocks > 2  # one actor call or task per block
     w = np.random.default_rng(1).standard_normal(d)
     for _ in range(2):  # the same actors serve every round
         got, want = problem.plane(w), memory.plane(w)
@@ -341,7 +424,7 @@ def _sums(pair, scale):
 
 
 def test_shareable_inlines_small_and_scatters_large_arguments(client):
-    from ssvm.problem.dask_space import shareable
+    from ssvm.problem._dask_cluster import shareable
 
     small = (np.arange(10.0), np.ones(3))
     assert shareable(client, small) is small and shareable(client, 2.0) == 2.0

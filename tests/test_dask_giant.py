@@ -128,8 +128,8 @@ class InProcess(DaskGiantHinge):
     def __init__(self, X, y, oracle, chunks, budget):
         super().__init__(da.from_array(X, chunks=(chunks, X.shape[1])), y, oracle, budget=budget)
         bounds = self._bounds
-        self._blocks = [(X[a:b], y[a:b], (k, int(a)))
-                        for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        self.cluster.blocks = [(X[a:b], y[a:b], (k, int(a)))
+                               for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
     def _compute(self, task, per_block, *shared, keep=False):
         self.n_passes += 1
@@ -248,6 +248,63 @@ def test_which_losses_and_bad_input():
         data = training_set(X, y, qid=None, group=None, oracle=oracle,
                             fit_intercept=False, solver="cutting_plane")
         assert type(data.problems[0]) is kind
+
+
+def test_one_vs_rest_on_dask_labels_equals_in_memory():
+    """Three string classes in a dask y (chunks unlike X's): the classes are found on the blocks,
+    each task's target is ``y == class`` on the blocks; the model is the in-memory one."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((900, 3))
+    y = np.array(["b", "a", "c"])[np.argmax(X + 0.5 * rng.standard_normal((900, 3)), axis=1)]
+    mem = RankSVM(C=1.0).fit(X, y)
+    dsk = RankSVM(C=1.0).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=70))
+    np.testing.assert_array_equal(dsk.classes_, mem.classes_)
+    assert dsk.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dsk.intercept_, mem.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_dask_labels_are_checked_on_the_blocks():
+    """Labels that stay on the blocks get the in-memory fit's errors; grades count y > 0 as
+    relevant, as a bool y does."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 2))
+    Xd = da.from_array(X, chunks=(10, 2))
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        RankSVM().fit(Xd, da.from_array(np.linspace(0.0, 1.0, 40), chunks=15))
+    with pytest.raises(ValueError, match="only one class"):
+        RankSVM().fit(Xd, da.ones(40, chunks=15))
+    with pytest.raises(ValueError, match=r"y has shape \(39,\) but X has 40 rows"):
+        RankSVM().fit(Xd, da.zeros(39, chunks=15))
+    grades = rng.integers(0, 3, 40).astype(float)
+    oracle = get_oracle("ap", "auto")
+    w = rng.standard_normal(2)
+    for got, want in zip(DaskGiantHinge(Xd, da.from_array(grades, chunks=15), oracle).plane(w),
+                         DaskGiantHinge(Xd, grades > 0, oracle).plane(w)):
+        np.testing.assert_array_equal(got, want)
+    grades[33] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN or infinity"):
+        DaskGiantHinge(Xd, da.from_array(grades, chunks=15), oracle)
+    with pytest.raises(ValueError, match="needs a relevant and an irrelevant row"):
+        DaskGiantHinge(Xd, da.zeros(40, chunks=15), oracle)
+    with pytest.raises(ValueError, match="y has 39 entries but X has 40 rows"):
+        DaskGiantHinge(Xd, da.zeros(39, chunks=15), oracle)
+
+
+def test_a_loss_the_blocks_cannot_split_brings_its_targets_to_the_client():
+    """A user's oracle (the gathered hinge, whose oracle runs on the client) gets each task's
+    labels there, computed once from a dask y."""
+
+    def mine(s, y):
+        return np.zeros_like(s), 0.0
+
+    y = np.arange(10) % 3
+    data = training_set(da.from_array(np.ones((10, 2)), chunks=(5, 2)), da.from_array(y, chunks=4), qid=None,
+                        group=None, oracle=mine, fit_intercept=False, solver="cutting_plane")
+    assert all(type(p) is DaskGatheredHinge for p in data.problems)
+    for target, c in zip(data.targets, data.classes):
+        assert isinstance(target, np.ndarray)
+        np.testing.assert_array_equal(target, y == c)
 
 
 def test_small_blocks_are_joined_and_the_plane_stays_the_same():

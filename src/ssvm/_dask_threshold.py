@@ -30,8 +30,8 @@ import numpy as np
 from ._arrays import is_dask_array
 from .metrics import _cut_value
 from .problem import matvec
+from .problem._dask_cluster import block_pass, distributed_client
 from .problem._giant_blocks import spaced_positions
-from .problem.dask_space import block_pass, distributed_client
 
 __all__ = ["SortedScores", "dask_accuracy_threshold", "summed"]
 

@@ -267,7 +267,7 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
-        if oracle.graded and all(np.asarray(target).dtype == bool for target in data.targets):
+        if oracle.graded and all(target.dtype == bool for target in data.targets):  # (dask: not computed)
             oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
             # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1

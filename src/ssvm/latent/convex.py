@@ -52,7 +52,7 @@ class ConvexBound:
         n_pos = self.positive_images.size
         d = data.n_features
         if is_dask_array(data.features):  # the negatives stay out of this process
-            from ssvm.problem.dask_space import distributed_client
+            from ssvm.problem._dask_cluster import distributed_client
 
             self.X, self.neg_rows = None, neg_rows
             self.features = (data.features.persist() if distributed_client() is not None

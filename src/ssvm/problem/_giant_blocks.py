@@ -21,6 +21,9 @@ oracle's order of choice, ``(−augmented score, negative, row)`` ascending (the
 ``a = s + [negative]``; ties at the k-th value go to the positives first, then by index). The
 query's k first keys are among the blocks' k first, so :func:`block_top_keys` sends ``O(k)``
 numbers; :func:`block_top_gradient` gets the k-th key back and chooses every row at or before it.
+
+At set-up, :func:`block_relevance` checks a block's labels where they are and :func:`relevant_count`
+counts its positives: one number a block comes to the client, never the labels.
 """
 
 import time
@@ -28,13 +31,14 @@ import time
 import numpy as np
 from numba import njit
 
+from .._queries import check_relevance
 from ..losses._packed_keys import packed_order
 from ._dask_tasks import non_finite_error
 from .weight_space import LinearScores
 
-__all__ = ["BlockRanking", "BlockTop", "block_step", "block_gradient", "block_ranking", "block_samples",
-           "block_summary", "block_top", "block_top_gradient", "block_top_keys", "block_zero_one",
-           "count_at_or_before", "first_keys", "spaced_positions"]
+__all__ = ["BlockRanking", "BlockTop", "block_step", "block_gradient", "block_ranking", "block_relevance",
+           "block_samples", "block_summary", "block_top", "block_top_gradient", "block_top_keys", "block_zero_one",
+           "count_at_or_before", "first_keys", "relevant_count", "spaced_positions"]
 
 
 @njit(cache=True)
@@ -274,3 +278,14 @@ def block_top_gradient(X_b, top, last, w_pos, w_neg, k, fit_intercept):
     c = (chosen.astype(np.float64) - np.where(top.relevant, w_pos, w_neg)) / k  # as the oracle
     g = LinearScores(X_b, fit_intercept).transpose(c)
     return g, float(top.s @ c), time.perf_counter() - t0
+
+
+def block_relevance(y_b):
+    """A block's labels as binary relevance (:func:`~ssvm._queries.check_relevance`: bool, or
+    numbers of which ``y > 0`` are relevant), or its ValueError. Runs on a worker."""
+    return check_relevance(y_b, np.shape(y_b)[0])
+
+
+def relevant_count(relevant_b):
+    """The positives of a block's relevance: all that comes to the client of its labels."""
+    return int(np.count_nonzero(relevant_b))

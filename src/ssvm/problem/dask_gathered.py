@@ -18,9 +18,10 @@ import time
 
 import numpy as np
 
+from ._dask_cluster import ClusterBlocks, DaskProblem, place
 from ._dask_tasks import non_finite_error
-from .dask_space import block_futures, block_pass, check_dask_features, distributed_client, persist_data
-from .protocol import Plane, Planes, Problem
+from .dask_space import check_dask_features
+from .protocol import Plane, Planes
 from .score_space import ScoreHinge, check_queries, check_relevance
 from .weight_space import LinearScores, check_features
 
@@ -43,7 +44,7 @@ def block_transpose(X_b, c_b, fit_intercept):
     return LinearScores(X_b, fit_intercept).transpose(c_b), time.perf_counter() - t0
 
 
-class DaskGatheredHinge(Problem):
+class DaskGatheredHinge(DaskProblem):
     """The structured hinge of queries over rows of a dask array (and rows in memory).
 
     Parameters
@@ -73,13 +74,18 @@ class DaskGatheredHinge(Problem):
     ----------
     X : dask.array.Array
     score_hinge : ScoreHinge
-    n_features, n_queries : int
+    n_features, n_queries, n_blocks : int
     matvec_seconds : float
         Time in the products, summed over the blocks' tasks (and the rows in memory).
     oracle_seconds : float
     round_seconds : float
         Wall time of the rounds (both passes), as the client sees them.
-    n_rounds : int
+    n_rounds, n_passes : int
+    result_bytes : int
+        Cumulative size (pickled) of what the tasks sent back (the scores: 8 bytes a row a round).
+    cluster : ClusterBlocks
+        The blocks on the cluster, the client and these statistics
+        (:class:`~ssvm.problem._dask_cluster.ClusterBlocks`).
     """
 
     def __init__(self, X, y, oracle, *, rows=None, extra=None, queries=None, fit_intercept=False,
@@ -99,25 +105,19 @@ class DaskGatheredHinge(Problem):
         queries = [np.arange(m)] if queries is None else queries
         self.score_hinge = ScoreHinge(y, check_queries(queries, m, y), oracle, n_jobs=n_jobs,
                                       check_input=False)
-        X, persisted = persist_data(X, persist)
+        (X,), client = place(persist, X)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
         owner = np.searchsorted(bounds, rows, side="right") - 1
         x_blocks = X.to_delayed().ravel()
-        # (block, (number, first row), its rows in the problem (local), its number of rows)
-        self._blocks = [(x_blocks[k], (int(k), int(bounds[k])), rows[owner == k] - bounds[k],
-                         int(bounds[k + 1] - bounds[k])) for k in np.unique(owner)]
-        # on a cluster, each pass submits one task per block on the blocks' futures (as the other
-        # dask problems' rounds): no graph is built, optimised and shipped a pass
-        self._client = distributed_client() if persisted else None
-        if self._client is not None:
-            self._blocks = block_futures(self._client, self._blocks, n_data=1)
+        # (block, (number, first row), its rows in the problem (local), its number of rows); on a
+        # cluster, each pass submits one task per block on the blocks' futures
+        self.cluster = ClusterBlocks([(x_blocks[k], (int(k), int(bounds[k])), rows[owner == k] - bounds[k],
+                                       int(bounds[k + 1] - bounds[k])) for k in np.unique(owner)], client)
         self._extra = LinearScores(extra, fit_intercept)
         self.X = X
         self.fit_intercept = bool(fit_intercept)
         self.n_features = d + self.fit_intercept
         self.n_queries = self.score_hinge.n_queries
-        self.matvec_seconds = self.round_seconds = 0.0
-        self.n_rounds = 0
 
     @property
     def oracle_seconds(self):
@@ -129,8 +129,8 @@ class DaskGatheredHinge(Problem):
 
     def _pass(self, task, per_block, shared=()):
         """``task(X_b, *args, *shared)`` for each block and its ``args`` in ``per_block``."""
-        parts = block_pass(self._client, task, [(block[0], *args) for block, args in zip(self._blocks, per_block)],
-                           shared)
+        parts = self.cluster.run(task, [(block[0], *args) for block, args in zip(self.cluster.blocks, per_block)],
+                                 shared)
         self.matvec_seconds += sum(seconds for _, seconds in parts)
         return [value for value, _ in parts]
 
@@ -146,12 +146,12 @@ class DaskGatheredHinge(Problem):
         ndarray of float64, shape (m,)
         """
         w = self._check_w(w)
-        parts = self._pass(block_scores, [(block,) for _, block, _, _ in self._blocks],
+        parts = self._pass(block_scores, [(block,) for _, block, _, _ in self.cluster.blocks],
                            (w, self.fit_intercept))
         t0 = time.perf_counter()
         extra = self._extra.scores(w)
         self.matvec_seconds += time.perf_counter() - t0
-        return np.concatenate([s[local] for s, (_, _, local, _) in zip(parts, self._blocks)]
+        return np.concatenate([s[local] for s, (_, _, local, _) in zip(parts, self.cluster.blocks)]
                               + [extra])
 
     def plane(self, w):
@@ -166,21 +166,19 @@ class DaskGatheredHinge(Problem):
         Plane
             As :meth:`Problem.plane`.
         """
-        t0 = time.perf_counter()
         sh = self.score_hinge
-        H, c, offset = sh(sh.stack(self.scores(w)))
-        c = sh.unstack(c)
-        per_block, start = [], 0
-        for _, _, local, n_rows in self._blocks:
-            c_b = np.zeros(n_rows)
-            c_b[local] = c[start:start + local.size]
-            per_block.append((c_b, self.fit_intercept))
-            start += local.size
-        g = self._extra.transpose(c[start:])
-        for g_b in self._pass(block_transpose, per_block):  # in block order, float64
-            g += g_b
-        self.round_seconds += time.perf_counter() - t0
-        self.n_rounds += 1
+        with self.cluster.round():
+            H, c, offset = sh(sh.stack(self.scores(w)))
+            c = sh.unstack(c)
+            per_block, start = [], 0
+            for _, _, local, n_rows in self.cluster.blocks:
+                c_b = np.zeros(n_rows)
+                c_b[local] = c[start:start + local.size]
+                per_block.append((c_b, self.fit_intercept))
+                start += local.size
+            g = self._extra.transpose(c[start:])
+            for g_b in self._pass(block_transpose, per_block):  # in block order, float64
+                g += g_b
         return Plane(H, offset, g)
 
     def planes(self, w, queries=None):

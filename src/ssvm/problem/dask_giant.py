@@ -29,11 +29,10 @@ sends back the k-th, and every block chooses its rows at or before it and sends 
 :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
 """
 
-import pickle
 import time
 from dataclasses import dataclass
 
-import dask.array as da
+import dask
 import numpy as np
 from numba import njit
 
@@ -42,28 +41,21 @@ from ..losses.classification import precision_at_k_oracle, topk_weights, zero_on
 from ..losses.graded import graded_ndcg_oracle
 from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
 from ..losses.registry import Oracle
+from ._dask_cluster import ClusterBlocks, DaskProblem, place
 from ._giant_blocks import (
     block_gradient,
     block_ranking,
+    block_relevance,
     block_step,
     block_summary,
     block_top,
     block_top_gradient,
     block_top_keys,
     block_zero_one,
+    relevant_count,
 )
-from .dask_space import (
-    block_futures,
-    block_pass,
-    check_dask_features,
-    distributed_client,
-    joined_chunks,
-    spread_blocks,
-    wait_for,
-    will_persist,
-)
-from .protocol import Plane, Planes, Problem
-from .score_space import check_relevance
+from .dask_space import check_dask_features, dask_rows, joined_chunks
+from .protocol import Plane, Planes
 
 __all__ = ["DaskGiantHinge", "TopK", "giant_loss"]
 
@@ -139,15 +131,16 @@ def _key_order(ms, rows):
     return np.lexsort((rows, ms))
 
 
-class DaskGiantHinge(Problem):
+class DaskGiantHinge(DaskProblem):
     """The structured hinge of one query made of all the rows of a dask array.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n, n_features)
         Dense features (see :func:`~ssvm.problem.dask_space.check_dask_features`). Must be finite.
-    y : array-like of shape (n,)
-        Binary relevance, with a positive and a negative row.
+    y : array-like or dask array of shape (n,)
+        Relevance (bool, or numbers of which ``y > 0`` are relevant), with a positive and a
+        negative row: checked and counted on the blocks, never brought to the client.
     oracle : Oracle
         An exact oracle of AP, NDCG (log2 discount), 0-1 or precision@k (see :func:`giant_loss`).
     fit_intercept : bool, default=False
@@ -182,6 +175,9 @@ class DaskGiantHinge(Problem):
         Cumulative size (pickled) of everything the tasks sent back to the client.
     n_passes : int
         Cumulative passes over the blocks (the round's first and last, and the selection's).
+    cluster : ClusterBlocks
+        The blocks on the cluster, the client and these statistics
+        (:class:`~ssvm.problem._dask_cluster.ClusterBlocks`).
     """
 
     def __init__(self, X, y, oracle, *, fit_intercept=False, persist=None, budget=None, block_bytes=None):
@@ -195,27 +191,20 @@ class DaskGiantHinge(Problem):
         if self.loss is None:
             raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount), 0-1 and "
                              "precision@k oracles only; use DaskGatheredHinge for other losses")
-        y = check_relevance(y, n)
-        n_pos = int(np.count_nonzero(y))
+        # the labels are checked and counted where they are: a number a block comes to the client
+        relevant = dask_rows(y, "y", n, X.chunks[0]).map_blocks(block_relevance, dtype=bool)
+        n_pos = sum(dask.compute(*map(dask.delayed(relevant_count), relevant.to_delayed().ravel())))
         if n_pos in (0, n):
             raise ValueError("the query needs a relevant and an irrelevant row")
         if budget is None:
             budget = max(_BUDGET, 16 * n_pos)
         if not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
-        relevant = da.from_array(y, chunks=(X.chunks[0],))
-        client, persisted = distributed_client(), will_persist(persist)
-        if persisted:
-            X = X.persist()
-        if client is not None:  # sent once, not with every round's graph
-            relevant = relevant.persist()
-        if client is not None and persisted:  # a block's rows and labels on one worker (waits)
-            X, relevant = spread_blocks(client, X, relevant)
-        else:
-            wait_for(client is not None, relevant)
+        (X, relevant), client = place(persist, X, relevant)
         bounds = np.concatenate(([0], np.cumsum(X.chunks[0])))
-        self._blocks = [(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
-            zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))]
+        # a block's rows and labels on one worker; each pass submits its tasks on their futures
+        self.cluster = ClusterBlocks([(x_b, y_b, (k, int(bounds[k]))) for k, (x_b, y_b) in enumerate(
+            zip(X.to_delayed().ravel(), relevant.to_delayed().ravel()))], client, n_data=2)
         self._bounds = bounds
         self._n_pos = n_pos
         self._relevant = relevant  # holds its persisted blocks
@@ -223,23 +212,13 @@ class DaskGiantHinge(Problem):
         self.budget = int(budget)
         self.fit_intercept = bool(fit_intercept)
         self.n_samples, self.n_features = n, d + self.fit_intercept
-        self.n_queries, self.n_blocks = 1, len(self._blocks)
-        self.matvec_seconds = self.oracle_seconds = self.round_seconds = 0.0
-        self.n_oracle_calls = self.n_rounds = self.result_bytes = self.n_passes = 0
-        self._client = client if persisted else None
-        if self._client is not None:  # each pass submits its tasks on the blocks' futures
-            self._blocks = block_futures(self._client, self._blocks)
+        self.n_queries = 1
 
     def _compute(self, task, per_block, *shared, keep=False):
         """``task(*args, *shared)`` for each block's ``args`` in ``per_block`` (one pass): the
         results, their bytes counted, or with ``keep`` the results left where they are (persisted
         on the workers) for the passes that follow."""
-        self.n_passes += 1
-        parts = block_pass(self._client, task, per_block, shared, keep)
-        if keep:
-            return parts
-        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
-        return parts
+        return self.cluster.run(task, per_block, shared, keep)
 
     def plane(self, w):
         """:meth:`Problem.plane` without per-row data on the client.
@@ -253,30 +232,28 @@ class DaskGiantHinge(Problem):
         (H, offset, g) : (float, float, ndarray of shape (n_features,))
             As :meth:`Problem.plane`.
         """
-        t0 = time.perf_counter()
         w = self._check_w(w)
-        if isinstance(self.loss, TopK):
-            offset, g, sc = self._top_plane(w)
-        elif not isinstance(self.loss, QSLoss):  # the 0-1 loss
-            parts = self._compute(block_zero_one, self._blocks, w, self.fit_intercept,
-                                  self.n_samples)
-            sc, violations, g = 0.0, 0, np.zeros(self.n_features)
-            for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
-                g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
-                self.oracle_seconds += seconds
-            offset = violations / self.n_samples
-        else:
-            rankings = self._compute(block_ranking, self._blocks, w, self.fit_intercept, keep=True)
-            offset, g, sc = self._ranked_plane(rankings)
-        self.n_oracle_calls += 1
-        self.n_rounds += 1
-        self.round_seconds += time.perf_counter() - t0
+        blocks = self.cluster.blocks
+        with self.cluster.round():
+            if isinstance(self.loss, TopK):
+                offset, g, sc = self._top_plane(w)
+            elif not isinstance(self.loss, QSLoss):  # the 0-1 loss
+                parts = self._compute(block_zero_one, blocks, w, self.fit_intercept, self.n_samples)
+                sc, violations, g = 0.0, 0, np.zeros(self.n_features)
+                for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
+                    g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
+                    self.oracle_seconds += seconds
+                offset = violations / self.n_samples
+            else:
+                rankings = self._compute(block_ranking, blocks, w, self.fit_intercept, keep=True)
+                offset, g, sc = self._ranked_plane(rankings)
+            self.n_oracle_calls += 1
         return Plane(offset + sc, offset, g)
 
     def _top_plane(self, w):
         """``(delta, g, s · c)`` of precision@k: the query's k first keys from the blocks' k first."""
         k = min(self.loss.k, self.n_samples)
-        tops = self._compute(block_top, self._blocks, w, self.fit_intercept, k, keep=True)
+        tops = self._compute(block_top, self.cluster.blocks, w, self.fit_intercept, k, keep=True)
         keys = self._compute(block_top_keys, [(top,) for top in tops])
         t0 = time.perf_counter()
         ma, negative, rows = (np.concatenate([p[i] for p in keys]) for i in range(3))
@@ -286,7 +263,7 @@ class DaskGiantHinge(Problem):
         delta = np.count_nonzero(negative[first]) / k
         w_pos, w_neg = topk_weights(self._n_pos, self.n_samples - self._n_pos, k)
         self.oracle_seconds += time.perf_counter() - t0
-        parts = self._compute(block_top_gradient, [(b[0], top) for b, top in zip(self._blocks, tops)],
+        parts = self._compute(block_top_gradient, [(b[0], top) for b, top in zip(self.cluster.blocks, tops)],
                               last, w_pos, w_neg, k, self.fit_intercept)
         g, sc = np.zeros(self.n_features), 0.0
         for g_b, sc_b, seconds in parts:  # in block order, float64
@@ -323,7 +300,7 @@ class DaskGiantHinge(Problem):
         c_blocks = [c_pos[by_row[a:b]] for a, b in zip(cut[:-1], cut[1:])]
         self.oracle_seconds += time.perf_counter() - t0
         parts = self._compute(block_gradient, [(b[0], rk, c_b) for b, rk, c_b in zip(
-            self._blocks, rankings, c_blocks)], (ms[keep], rows[keep]), r[keep], n_pos, inv,
+            self.cluster.blocks, rankings, c_blocks)], (ms[keep], rows[keep]), r[keep], n_pos, inv,
             self.fit_intercept)
         g, sc = np.zeros(self.n_features), 0.0
         for g_b, sc_b, seconds in parts:  # in block order, float64

@@ -21,8 +21,6 @@ Imported only when dask is used (the ``dask`` extra).
 """
 
 import logging
-import pickle
-import time
 
 import dask
 import dask.array as da
@@ -33,7 +31,6 @@ from ._dask_blocks import (
     aligned_chunks,
     balanced_chunks,
     block_hinge,
-    block_homes,
     block_queries,
     block_rows,
     default_block_bytes,
@@ -41,87 +38,13 @@ from ._dask_blocks import (
     qid_runs,
     query_starts,
 )
+from ._dask_cluster import ClusterBlocks, DaskProblem, Statistic, distributed_client, place, will_persist
 from ._dask_tasks import BlockRounds, block_plane, block_planes, query_counts
-from .protocol import Plane, Planes, Problem
+from .protocol import Plane, Planes
 
-__all__ = ["DaskStructuredHinge", "check_dask_features", "distributed_client"]
+__all__ = ["DaskStructuredHinge", "check_dask_features", "dask_rows", "joined_chunks"]
 
 logger = logging.getLogger(__name__)
-
-
-_INLINE_BYTES = 1 << 16  # a larger argument shared by a round's tasks is scattered once, not sent per task
-
-
-def _payload_bytes(value):
-    """The bytes of an argument's arrays (a tuple's summed)."""
-    if isinstance(value, tuple):
-        return sum(_payload_bytes(v) for v in value)
-    return getattr(value, "nbytes", 0)
-
-
-def shareable(client, value):
-    """``value`` to pass to every task of a submitted round: itself when small, else a future of
-    it on every worker (scattered once).
-
-    Parameters
-    ----------
-    client : distributed.Client
-    value : object
-
-    Returns
-    -------
-    object or distributed.Future
-    """
-    if _payload_bytes(value) <= _INLINE_BYTES:
-        return value
-    return client.scatter([value], broadcast=True, hash=False)[0]
-
-
-def block_pass(client, task, per_block, shared=(), keep=False):
-    """One task per block, ``task(*args, *shared)`` for each ``args`` in ``per_block``: submitted on
-    a cluster (``client``; each shared argument inline or scattered once, :func:`shareable`), else
-    by ``dask.compute`` (each shared argument one key, moved to a worker once).
-
-    Parameters
-    ----------
-    client : distributed.Client or None
-    task : callable
-    per_block : list of tuple
-    shared : tuple, default=()
-    keep : bool, default=False
-        Leave the results where they are (futures, or persisted delayed values) for the passes
-        that follow, instead of bringing them to the client.
-
-    Returns
-    -------
-    list or tuple
-        The results in the order of ``per_block`` (or, with ``keep``, where they are).
-    """
-    if client is not None:
-        shared = [shareable(client, a) for a in shared]
-        futures = [client.submit(task, *args, *shared, pure=False) for args in per_block]
-        return futures if keep else client.gather(futures)
-    shared = [dask.delayed(a) for a in shared]
-    tasks = [dask.delayed(task, pure=False)(*args, *shared) for args in per_block]
-    return dask.persist(*tasks) if keep else dask.compute(*tasks)
-
-
-def block_futures(client, blocks, n_data=2):
-    """``blocks`` — tuples whose first ``n_data`` items are delayed values of persisted blocks —
-    with those items as futures, so that a round can submit its tasks on them.
-
-    Parameters
-    ----------
-    client : distributed.Client
-    blocks : list of tuple
-    n_data : int, default=2
-
-    Returns
-    -------
-    list of tuple
-    """
-    columns = [client.compute([b[i] for b in blocks]) for i in range(n_data)]
-    return [(*data, *b[n_data:]) for data, b in zip(zip(*columns), blocks)]
 
 
 _LOST = (OSError, RuntimeError)  # an actor's worker lost: OSError, or RuntimeError("Worker holding Actor was lost")
@@ -150,116 +73,6 @@ def block_actors(client, blocks, fit_intercept):
         return client.gather(futures)
     except _LOST:
         return None
-
-
-def distributed_client():
-    """The ``dask.distributed`` client that ``dask.compute`` uses now, or None.
-
-    Returns
-    -------
-    distributed.Client or None
-    """
-    try:
-        from distributed import default_client
-
-        client = default_client()
-    except (ImportError, ValueError):
-        return None
-    return client if getattr(dask.base.get_scheduler(), "__self__", None) is client else None
-
-
-def will_persist(persist):
-    """Whether :func:`persist_data` persists: ``persist``, or if it is None whether a
-    ``dask.distributed`` client is up."""
-    return distributed_client() is not None if persist is None else bool(persist)
-
-
-def persist_data(X, persist):
-    """``(X, persisted)``: ``X`` persisted once (on a cluster's workers, else in this process) if
-    ``persist`` is True, or if it is None and a ``dask.distributed`` client is up. On a cluster
-    its blocks are spread over the workers (:func:`spread_blocks`) and in their memory on return.
-
-    Parameters
-    ----------
-    X : dask.array.Array
-    persist : bool or None
-
-    Returns
-    -------
-    X : dask.array.Array
-    persisted : bool
-    """
-    if not will_persist(persist):
-        return X, False
-    X = X.persist()
-    client = distributed_client()
-    return (X if client is None else spread_blocks(client, X)[0]), True
-
-
-def _same(x):
-    return x
-
-
-def spread_blocks(client, *arrays):
-    """Persisted dask ``arrays`` with the same row blocks, block ``k`` of each moved to the worker
-    that :func:`~ssvm.problem._dask_blocks.block_homes` gives block ``k`` of the first, so that
-    every worker thread holds its share of the rows (waits until they are there).
-
-    The blocks of an array with any block to move are tasks on the old blocks (which are then
-    released): a worker lost later has its blocks recomputed from the source, as any persisted
-    block's.
-
-    Parameters
-    ----------
-    client : distributed.Client
-    *arrays : dask.array.Array
-        Persisted on ``client``'s workers, chunked along rows only.
-
-    Returns
-    -------
-    list of dask.array.Array
-        Each array itself when none of its blocks moved, else an array of the moved blocks.
-    """
-    from dask.core import flatten
-    from distributed import futures_of, wait
-
-    blocks = []
-    for a in arrays:
-        by_key = {f.key: f for f in futures_of(a)}
-        blocks.append([by_key[k] for k in flatten(a.__dask_keys__())])
-    every = [f for fs in blocks for f in fs]
-    wait(every)
-    where = client.who_has(every)
-    homes = block_homes([next(iter(where.get(f.key, ())), None) for f in blocks[0]], client.nthreads())
-    out = []
-    for a, fs in zip(arrays, blocks):
-        if all(home in where.get(f.key, ()) for f, home in zip(fs, homes)):
-            out.append(a)
-            continue
-        # every block under a new name (the ones in place stay: a task on their worker), so that
-        # the array's keys are its blocks' keys, as a persisted array's are
-        name = "spread-" + a.name
-        keys = [(name, *key[1:]) for key in flatten(a.__dask_keys__())]
-        moved = [client.submit(_same, f, key=key, workers=[home], allow_other_workers=True)
-                 for f, key, home in zip(fs, keys, homes)]
-        wait(moved)
-        out.append(da.Array(dict(zip(keys, moved)), name, a.chunks, dtype=a.dtype, meta=a._meta))
-    return out
-
-
-def wait_for(persisted, *collections):
-    """Block until the persisted ``collections`` are in the workers' memory (a no-op when nothing
-    was persisted or no ``dask.distributed`` client is up), so that set-up ends before round one.
-
-    Parameters
-    ----------
-    persisted : bool
-    *collections : dask collections
-    """
-    if persisted and distributed_client() is not None:
-        from distributed import futures_of, wait
-
-        wait(futures_of(list(collections)))
 
 
 def check_dask_features(X):
@@ -297,8 +110,28 @@ def check_dask_features(X):
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 
-def _rows(v, name, n, chunks):
-    """``y`` or ``qid`` (numpy or dask) as a dask array with the row chunks ``chunks``."""
+def dask_rows(v, name, n, chunks):
+    """``y`` or ``qid`` (numpy or dask) as a dask array with the row chunks ``chunks`` (lazily).
+
+    Parameters
+    ----------
+    v : array-like or dask.array.Array
+    name : str
+        For the messages.
+    n : int
+        Rows of ``X``.
+    chunks : tuple of int
+        Row chunks of ``X``.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not 1-D, has unknown chunk sizes or not ``n`` entries.
+    """
     if isinstance(v, da.Array):
         if v.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
@@ -366,7 +199,7 @@ def joined_chunks(chunks, row_bytes, block_bytes, persist, runs=None):
     return merged_chunks(chunks if runs is None else aligned_chunks(runs, chunks), rows, threads)
 
 
-class DaskStructuredHinge(Problem):
+class DaskStructuredHinge(DaskProblem):
     """The structured hinge ``H(w) = (1/Q) Σ_q H_q(w)`` of queries in a dask array.
 
     Parameters
@@ -422,16 +255,23 @@ class DaskStructuredHinge(Problem):
         Cumulative number of per-query oracle calls.
     round_seconds : float
         Cumulative wall time of the rounds, as the client sees them.
-    n_rounds : int
+    n_rounds, n_passes : int
+        Rounds, and passes over the blocks (one a round).
     result_bytes : int
         Cumulative size (pickled) of what the tasks sent back.
+    cluster : ClusterBlocks
+        The blocks on the cluster, the client and these statistics
+        (:class:`~ssvm.problem._dask_cluster.ClusterBlocks`).
     """
+
+    fused_seconds = Statistic()
+    fused_oracle_seconds = Statistic()
 
     def __init__(self, X, y, qid, oracle, *, fit_intercept=False, persist=None, block_bytes=None):
         X = check_dask_features(X)
         n, d = X.shape
         chunks = tuple(int(c) for c in X.chunks[0] if c > 0)
-        y, qid = _rows(y, "y", n, chunks), _rows(qid, "qid", n, chunks)
+        y, qid = dask_rows(y, "y", n, chunks), dask_rows(qid, "qid", n, chunks)
         row0 = np.concatenate(([0], np.cumsum(chunks)[:-1]))
         runs = list(dask.compute(*[dask.delayed(qid_runs)(q, size, (k, int(r)))
                                    for k, (q, size, r) in enumerate(zip(qid.to_delayed(), chunks, row0))]))
@@ -451,56 +291,49 @@ class DaskStructuredHinge(Problem):
         self.n_skipped_queries = int(total - kept)
         hinges = dask.persist(*[dask.delayed(block_hinge)(meta[k], oracle, self.n_queries)
                                 for k in active])
-        X, persisted = persist_data(X, persist)
+        (X,), client = place(persist, X)
         x_blocks = X.to_delayed().ravel()
-        self._blocks = [(x_blocks[k], h, blocks[k]) for k, h in zip(active, hinges)]
+        # on a cluster, a round of planes calls each block's actor (BlockRounds), other rounds submit
+        # one task per block on the blocks' futures; an actor's call skips the scheduler (the client
+        # times are measured in docs/scaling.md)
+        self.cluster = ClusterBlocks([(x_blocks[k], h, blocks[k]) for k, h in zip(active, hinges)], client,
+                                     n_data=2)
+        self._actors = None  # made at the first round, remade at the next after a worker is lost
         self._query_offsets = np.concatenate(([0], np.cumsum(counts[active, 0])))
         self.X = X
         self.chunks = chunks
-        self.n_blocks = len(self._blocks)
         self.fit_intercept = bool(fit_intercept)
         self.n_samples = n
         self.n_features = d + self.fit_intercept
-        self.matvec_seconds = self.oracle_seconds = self.round_seconds = self.fused_seconds = 0.0
-        self.fused_oracle_seconds = 0.0
-        self.n_rounds = self.result_bytes = self.n_oracle_calls = 0
-        wait_for(persisted, *hinges)  # (X is: persist_data)
-        # on a cluster, a round of planes calls each block's actor (BlockRounds), other rounds submit
-        # one task per block on the blocks' futures: no graph is built, optimised and shipped a
-        # round, as a dask.compute of delayed calls on the persisted blocks does, and an actor's call
-        # skips the scheduler (the client times are measured in docs/scaling.md)
-        self._client = distributed_client() if persisted else None
-        self._actors = None  # made at the first round, remade at the next after a worker is lost
-        if self._client is not None:
-            self._blocks = block_futures(self._client, self._blocks)
 
     def _round(self, task, w, per_block):
         """Run ``task(X_b, hinge_b, block, *args, w, fit_intercept)`` for ``(k, args)`` in
-        ``per_block``; the results in that order, with the timers updated."""
-        t0 = time.perf_counter()
-        parts = self._actor_round(w) if task is block_plane else None
-        if parts is None:
-            parts = block_pass(self._client, task, [(*self._blocks[k], *args) for k, args in per_block],
-                               (w, self.fit_intercept))
-        self.round_seconds += time.perf_counter() - t0
-        self.n_rounds += 1
-        self.result_bytes += len(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))
+        ``per_block``; the results in that order, with the statistics updated."""
+        cluster = self.cluster
+        with cluster.round():
+            parts = self._actor_round(w) if task is block_plane else None
+            if parts is None:
+                parts = cluster.run(task, [(*cluster.blocks[k], *args) for k, args in per_block],
+                                    (w, self.fit_intercept))
+            else:
+                cluster.received(parts)
         matvec, oracle, calls, fused, fused_oracle = sum(p[-1] for p in parts)
-        self.matvec_seconds += matvec
-        self.oracle_seconds += oracle
-        self.fused_seconds += fused
-        self.fused_oracle_seconds += fused_oracle
-        self.n_oracle_calls += int(calls)
+        cluster.matvec_seconds += matvec
+        cluster.oracle_seconds += oracle
+        cluster.fused_seconds += fused
+        cluster.fused_oracle_seconds += fused_oracle
+        cluster.n_oracle_calls += int(calls)
         return [p[:-1] for p in parts]
 
     def _actor_round(self, w):
         """The blocks' shares of the plane by their actors' calls (on a cluster, every block in the
         round), or None: no cluster, or an actor's worker was lost (the round then runs as
         submitted tasks, which dask recomputes, and the actors are remade at the next round)."""
-        if self._client is None:
+        client = self.cluster.client
+        if client is None:
             return None
         if self._actors is None:
-            self._actors = block_actors(self._client, self._blocks, self.fit_intercept)
+            self._actors = block_actors(client, self.cluster.blocks, self.fit_intercept)
             if self._actors is None:
                 return None
         try:

@@ -9,13 +9,16 @@ their own coefficients; no per-row data reach the client), else one
 client.
 """
 
+import dask
 import dask.array as da
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 
 from .._queries import check_group
+from ._dask_cluster import distributed_client
 from .dask_gathered import DaskGatheredHinge
 from .dask_giant import DaskGiantHinge, giant_loss
-from .dask_space import DaskStructuredHinge, check_dask_features, distributed_client
+from .dask_space import DaskStructuredHinge, check_dask_features, dask_rows
 from .training_set import TrainingSet, class_targets
 
 __all__ = ["training_set"]
@@ -63,16 +66,33 @@ def training_set(X, y, *, qid, group, oracle, fit_intercept, solver):
                        [problem], problem.n_queries, problem.n_skipped_queries)
 
 
+def block_classes(y_b):
+    """The classes of a block's labels, sorted, or the ValueError of labels that are not classes
+    (as in memory). Runs on a worker."""
+    y_b = np.asarray(y_b)
+    if y_b.size:
+        check_classification_targets(y_b)
+    return np.unique(y_b)
+
+
 def _classification(X, y, oracle, fit_intercept):
-    """One query of all rows per binary task; the labels are brought to the client."""
+    """One query of all rows per binary task. The labels stay on the blocks: their classes come to
+    the client, and each task's target is a dask array (with an oracle that runs on the client,
+    :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`, the targets come too)."""
     X = check_dask_features(X)
-    y = np.asarray(y.compute() if isinstance(y, da.Array) else y)
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y has shape {y.shape} but X has {X.shape[0]} rows")
-    classes, targets = class_targets(y)
+    n = X.shape[0]
+    y = y if isinstance(y, da.Array) else np.asarray(y)
+    if y.shape != (n,) and not np.isnan(y.shape).any():
+        raise ValueError(f"y has shape {y.shape} but X has {n} rows")
+    y = dask_rows(y, "y", n, X.chunks[0])
     if distributed_client() is not None:
-        X = X.persist()  # once, for all the tasks
+        X, y = X.persist(), y.persist()  # once, for all the tasks
+    classes = np.unique(np.concatenate(dask.compute(*map(dask.delayed(block_classes), y.to_delayed().ravel()))))
+    classes, _ = class_targets(classes)  # the checks of the in-memory fit (two classes at least)
+    targets = [y == c for c in (classes[1:] if classes.shape[0] == 2 else classes)]
     hinge = DaskGiantHinge if giant_loss(oracle) is not None else DaskGatheredHinge
+    if hinge is DaskGatheredHinge:  # its oracle runs on the client, on the labels there
+        targets = [np.asarray(target.compute()) for target in targets]
     problems = [hinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)
                 for target in targets]
     return TrainingSet(X, classes, targets, problems, 1, 0)
