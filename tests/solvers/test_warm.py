@@ -83,3 +83,20 @@ def test_a_solve_from_more_planes_than_its_capacity_keeps_the_newest():
     # room for capacity - 1 = 3 planes: the newest, the last one the point's, which is the first cut
     np.testing.assert_array_equal(again.planes.b[:-1], first.planes.b[-3:])
     assert again.history[-1]["oracle_passes"] == 0
+
+
+@pytest.mark.parametrize("ocas", [False, True])
+def test_a_warm_solve_at_another_C_evaluates_every_later_point(ocas):
+    """The bundle's H is known at its point only: each later round's point runs the oracles, so the
+    objective returned is J at the returned w, and the solve reaches the cold optimum."""
+    X, y, queries = tiny_ranking_problem(2, n_queries=3, sizes=(5, 6, 4))
+    problem = StructuredHinge(X, y, queries, brute_ap_oracle)
+    first = cutting_plane(problem, 0.1, tol=1e-8, ocas=ocas)
+    for C in (1.0, 10.0):
+        warm = cutting_plane(problem, C, tol=1e-8, ocas=ocas, planes=first.planes)
+        cold = cutting_plane(problem, C, tol=1e-8, ocas=ocas)
+        assert warm.n_iter > 1 and warm.converged
+        assert warm.objective == pytest.approx(problem.objective(warm.w, C), rel=1e-12)
+        assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+        if not ocas:  # one point a round: the start's oracle pass is saved, every later one is paid
+            assert warm.history[-1]["oracle_passes"] == warm.n_iter - 1
