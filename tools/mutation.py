@@ -30,12 +30,17 @@ Sessions (sqlite) are kept in ``.mutation/`` and resume where they stopped (``--
 again); ``--retest`` runs a session's survivors again (after new tests: the kill rate can only
 grow, the killed mutants stay killed). ``--tests-root DIR`` runs the tests of another checkout's
 ``tests/`` (with its ``pyproject.toml``) against this ``src/``: the kill rate of an older suite.
-The run stops if ``src/`` is left changed. Survivors that no test can kill are listed with the
-reason in ``docs/mutation.md``.
+While mutants are written into a file, a copy of it is kept in ``.mutation/`` and put back on the
+way out, whatever stops the run (an error, Ctrl-C, ``kill``); a run that was killed outright
+(``kill -9``, a closed session) leaves the copy, and the next run puts it back before anything
+else. The run refuses to start, and stops, if ``src/`` is left changed. Survivors that no test can
+kill are listed with the reason in ``docs/results/mutation.md``.
 """
 
 import argparse
+import contextlib
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -133,12 +138,26 @@ class _Contexts:
         self.cov.switch_context("setup " + item.nodeid.split("::")[0])
 
 
+_RUNNING = []  # the process group of the test the server runs now
+
+
+def _stop_server(*_):
+    """The server's SIGTERM and SIGINT: kill the test it runs (its own process group), then exit."""
+    for pid in _RUNNING:
+        for kill in (os.killpg, os.kill):  # the group; the test itself if it has no group of its own yet
+            with contextlib.suppress(ProcessLookupError):
+                kill(pid, signal.SIGKILL)
+    os._exit(143)
+
+
 def _forked(work, timeout, sockets):
     """Run ``work()`` (→ exit status) in a fresh process group; ``(status or "timeout", output)``."""
     with tempfile.TemporaryFile() as log:
         pid = os.fork()
         if pid == 0:
             try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 for s in sockets:  # a process the tests leave behind must not hold the answer back
                     s.close()
                 os.setsid()
@@ -154,6 +173,7 @@ def _forked(work, timeout, sockets):
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(status)
+        _RUNNING[:] = [pid]
         deadline = time.monotonic() + timeout
         while True:
             done, code = os.waitpid(pid, os.WNOHANG)
@@ -166,6 +186,7 @@ def _forked(work, timeout, sockets):
                 status = "timeout"
                 break
             time.sleep(0.05)
+        _RUNNING.clear()
         log.seek(0)
         return status, log.read().decode("utf-8", "replace")[-4000:]
 
@@ -231,6 +252,8 @@ def serve(address):
     """Import ``PRELOAD``, then answer requests: ``prepare`` a module, or test the mutant in its file."""
     import importlib
 
+    signal.signal(signal.SIGTERM, _stop_server)
+    signal.signal(signal.SIGINT, _stop_server)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -288,6 +311,48 @@ def client(address, name):
 
 def _git_clean():
     return subprocess.run(["git", "diff", "--quiet", "--", "src"], cwd=ROOT).returncode == 0
+
+
+def _guard_file(path, folder):
+    return folder / f"{path.name}-{hashlib.sha1(str(path).encode()).hexdigest()[:12]}.original.json"
+
+
+def _put_back(guard):
+    """Write the file a guard names back as the guard kept it, drop the guard; True if it had changed."""
+    saved = json.loads(guard.read_text(encoding="utf-8"))
+    path, original = Path(saved["path"]), saved["text"].encode("utf-8")
+    changed = not path.exists() or path.read_bytes() != original
+    if changed:
+        path.write_bytes(original)
+    guard.unlink()
+    return changed
+
+
+@contextlib.contextmanager
+def guarded(path, folder):
+    """Keep a copy of ``path`` in ``folder`` while mutants are written into it; put it back on the way
+    out, whatever the way (an exception, ``SystemExit`` from SIGTERM, ``KeyboardInterrupt``)."""
+    path, folder = Path(path).resolve(), Path(folder)
+    guard = _guard_file(path, folder)
+    if guard.exists():  # never overwrite the copy of an original with a mutant
+        _put_back(guard)
+    guard.write_text(json.dumps({"path": str(path), "text": path.read_bytes().decode("utf-8")}), encoding="utf-8")
+    try:
+        yield
+    finally:
+        if _put_back(guard):
+            print(f"{path} was left mutated; it is put back", file=sys.stderr, flush=True)
+
+
+def exit_on_sigterm():
+    """SIGTERM raises ``SystemExit(143)``: the stack unwinds, so ``guarded`` puts its file back."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+def put_back_left(folder):
+    """Put back every file a killed run left mutated (its guard is still in ``folder``); their paths."""
+    return [path for guard in sorted(Path(folder).glob("*.original.json"))
+            for path in [json.loads(guard.read_text(encoding="utf-8"))["path"]] if _put_back(guard)]
 
 
 def _kept(operator):
@@ -390,8 +455,9 @@ def run_module(name, address, tests_root, fresh, retest, sample=None):
     print(f"{name}: {path}, {' '.join(tests)}: the tests ran in {answer['seconds']:.0f} s under coverage; "
           f"{counts['pending']} mutants to run", flush=True)
     try:
-        subprocess.run([sys.executable, "-m", "cosmic_ray.cli", "exec", str(config), str(session)], check=True,
-                       cwd=ROOT)
+        with guarded(ROOT / path, SESSIONS):  # on an exception, subprocess.run kills cosmic-ray first
+            subprocess.run([sys.executable, "-m", "cosmic_ray.cli", "exec", str(config), str(session)],
+                           check=True, cwd=ROOT)
     finally:
         if not _git_clean():
             sys.exit(f"{path} is left changed: restore it (git checkout -- {path}) before anything else")
@@ -440,9 +506,12 @@ def main(argv=None):
         rows = [(n, _tally(_session(n, tests_root)[0])) for n in names if _session(n, tests_root)[0].exists()]
         _table(rows)
     else:
+        SESSIONS.mkdir(exist_ok=True)
+        for path in put_back_left(SESSIONS):
+            print(f"{path}: a killed run left a mutant in it; it is put back", file=sys.stderr)
         if not _git_clean():
             parser.error("src/ has uncommitted changes: mutants are written into its files; commit or stash first")
-        SESSIONS.mkdir(exist_ok=True)
+        exit_on_sigterm()
         if args.from_root:
             for name in names:
                 shutil.copyfile(_session(name, Path(args.from_root).resolve())[0], _session(name, tests_root)[0])
@@ -458,11 +527,15 @@ def main(argv=None):
                                      args.sample)
                 if outcome is not None:
                     rows.append((name, outcome))
-        finally:
+        except BaseException:
+            server.terminate()  # it kills the test it is running
+            raise
+        else:
             try:
                 _request(address, {"what": "stop"})
             except (OSError, ConnectionError):
-                server.kill()
+                server.terminate()
+        finally:
             server.wait(timeout=60)
             Path(address).unlink(missing_ok=True)
         _table(rows)
