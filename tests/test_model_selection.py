@@ -318,3 +318,35 @@ def test_one_vs_rest_ndcg_without_queries_as_grid_search():
     grid = GridSearchCV(RankSVM(loss="ndcg", tol=TIGHT), {"C": [0.1, 1.0]}, cv=3).fit(X, y)
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=2e-3)
     np.testing.assert_allclose(search.coef_, grid.best_estimator_.coef_, atol=1e-6)
+
+
+def test_five_query_folds_by_default():
+    X, y, qid = _separable_queries()  # 6 queries
+    search = RankSVMCV(Cs=[1.0]).fit(X, y, qid=qid)
+    assert search.n_splits_ == 5 and search.scores_.shape == (5, 1)
+    with pytest.raises(ValueError, match="cv=5 folds need at least 5 queries"):
+        RankSVMCV(Cs=[1.0]).fit(X[:40], y[:40], qid=qid[:40])  # 4 queries
+
+
+@pytest.mark.parametrize("empty", ["training", "test"])
+def test_a_given_fold_with_an_empty_side_is_refused(empty):
+    X, y, qid = _separable_queries()
+    rows, none = np.arange(60), np.array([], dtype=int)
+    fold = (none, rows) if empty == "training" else (rows, none)
+    with pytest.raises(ValueError, match="cv fold 1 has an empty training or test set"):
+        RankSVMCV(Cs=[1.0], cv=[(rows[:30], rows[30:]), fold]).fit(X, y, qid=qid)
+
+
+def test_a_scorer_whose_signature_cannot_be_read_is_called_without_qid():
+    """As some compiled callables: ``inspect.signature`` raises, so the scorer gets no ``qid``."""
+    X, y, qid = _separable_queries()
+
+    class Opaque:
+        __signature__ = "unreadable"  # inspect.signature raises TypeError
+
+        def __call__(self, estimator, X, y):
+            return mean_average_precision(y, estimator.decision_function(X))
+
+    search = RankSVMCV(Cs=[1.0], cv=3, scoring=Opaque()).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(search.scores_, 1.0)
+

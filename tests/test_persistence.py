@@ -502,3 +502,10 @@ def test_a_tuple_parameter_that_is_not_a_list_is_refused(data, tmp_path, value):
 def test_integers_too_large_for_their_dtype_are_refused(ranker, tmp_path, dtype, big):
     _refused(ranker, tmp_path, _set("model", "attributes", "classes_", value=_array(dtype, [0, big])),
              f"classes_: values do not fit dtype {dtype}")
+
+
+def test_metadata_is_passed_by_name_only(ranker, tmp_path):
+    """``save_model(model, path, *, metadata=None)``: a dict in third place is a mistake, refused."""
+    with pytest.raises(TypeError):
+        save_model(ranker, tmp_path / "m.json", {"note": "x"})
+    assert not (tmp_path / "m.json").exists()
