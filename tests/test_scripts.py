@@ -365,6 +365,32 @@ def test_bench_scale_quick(tmp_path):
     assert pngs == ["scale_rounds.png"]
 
 
+def test_bench_reader_quick(tmp_path):
+    out, result, pngs = run_script("bench_reader", tmp_path)
+    assert "Reading LETOR files" in out and "CPU" in out
+    assert {(r["file"], r["reader"]) for r in result["rows"]} == {
+        (f, reader) for f in ("MSLR-like", "sample x k") for reader in ("ssvm", "sklearn", "sklearn, qid")}
+    for r in result["rows"]:
+        assert r["rows"] == 2000 and r["same"] and r["seconds"] > 0 and r["CSR MB"] > 0
+    assert pngs == ["reader.png"]
+
+
+def test_bench_reader_files_have_the_asked_shape(scripts_on_path, tmp_path):
+    from bench_reader import N_FEATURES, write_mslr_like, write_sample_copies
+
+    from ssvm.datasets import load_letor
+
+    write_mslr_like(tmp_path / "m.txt", 1000, np.random.default_rng(0))
+    X, relevance, qid = load_letor(tmp_path / "m.txt")
+    assert X.shape == (1000, N_FEATURES) and set(np.unique(relevance)) <= {0, 1, 2, 3, 4}
+    assert 60 <= np.median(np.bincount(qid)[1:-1]) <= 180
+    write_sample_copies(tmp_path / "s.txt", 7000)  # the sample has 3,005 rows: two copies and a part
+    X, relevance, qid = load_letor(tmp_path / "s.txt")
+    sample = load_letor(SCRIPTS.parent / "src/ssvm/datasets/data/letor_sample/rank.train.gz")
+    assert X.shape[0] == 7000 and (X[:3005] != sample[0]).nnz == 0 and (X[3005:6010] != sample[0]).nnz == 0
+    assert np.array_equal(relevance[3005:6010], sample[1]) and np.unique(qid).size > 2 * 201
+
+
 def test_bench_scale_blocks_are_the_same_everywhere(scripts_on_path):
     from argparse import Namespace
 

@@ -5,6 +5,9 @@
 one-vs-rest digits retrieval, prints the test-quality and oracle-time tables to stdout, logs to
 stderr, and shows a progress bar on stderr while it trains. ``ssvm train``, ``predict`` and
 ``eval`` work on svmlight / LETOR files as SVM^rank does (see :mod:`ssvm.cli`); ``ssvm --version``.
+
+Parsing the command line imports nothing heavy (no numpy, scipy, scikit-learn): each command
+imports what it uses when it runs, so that ``ssvm --version`` and ``--help`` answer at once.
 """
 
 from __future__ import annotations
@@ -16,9 +19,30 @@ import sys
 
 from ssvm import __version__
 from ssvm.cli import FILE_COMMANDS, add_file_commands, run_file_command
-from ssvm.demo import matplotlib_missing
 
 __all__ = ["main"]
+
+_LEVELS = ("0", "1", "2", "3")
+
+
+def _verbosity_levels(argv):
+    """SVM^rank's ``-v N`` (N from 0 to 3) as N times ``-v``, so that N is never taken for a file.
+
+    ``-v`` and ``-vv`` stay counts; ``-v 2`` and ``-v2`` mean ``-vv``, ``-v 0`` nothing; anything
+    after ``--`` is left alone.
+    """
+    out, i = [], 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return out + list(argv[i:])
+        if token in ("-v", "--verbose") and i + 1 < len(argv) and argv[i + 1] in _LEVELS:
+            out += ["-v"] * int(argv[i + 1])
+            i += 2
+            continue
+        out += ["-v"] * int(token[2:]) if token[:2] == "-v" and token[2:] in _LEVELS else [token]
+        i += 1
+    return out
 
 
 def _build_parser():
@@ -46,7 +70,7 @@ def _build_parser():
                       help="fit the one-vs-rest classes in parallel with this many processes")
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.add_argument("-v", "--verbose", action="count", default=0,
-                      help="more logging from all of ssvm (-v: info, -vv: debug)")
+                      help="more logging from all of ssvm (-v or -v 1: info, -vv or -v 2: debug)")
     demo.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     sub.add_parser(
         "warmup",
@@ -98,9 +122,12 @@ def main(argv=None):
         Exit status (0 on success).
     """
     parser = _build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "plot", None) and (problem := matplotlib_missing()):
-        parser.error(problem)  # before any work, not after the whole run
+    args = parser.parse_args(_verbosity_levels(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "plot", None):
+        from ssvm.demo import matplotlib_missing
+
+        if problem := matplotlib_missing():
+            parser.error(problem)  # before any work, not after the whole run
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "quiet", False):  # the demo's own steps at info; -v: all of ssvm at info, -vv: debug

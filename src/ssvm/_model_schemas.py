@@ -4,13 +4,18 @@ A schema maps each saved attribute to ``(kind, shape)``: ``kind`` is one of :dat
 is ``None`` for a scalar or a tuple of sizes, each an int or a name ("features", "tasks", ...).
 A name is bound by the first attribute that uses it (an ``"int"`` scalar binds its own value) and
 every later use must agree, so ``coef_`` of shape (1, 5) and ``n_features_in_ = 6`` are refused.
-Relations a shape cannot state (classes against tasks, monotone quantiles, ...) are the
-``RELATIONS`` below. The file format around these is in :mod:`ssvm.model_files`.
+Every class also saves ``feature_names_in_``, and :func:`nullable` says which attributes a file may
+hold as null. Relations a shape cannot state (classes against tasks, monotone quantiles, the c-star
+of ``pairwise_``, ...) are the ``RELATIONS`` below; each returns None or a one-line reason that
+names the fields. The file format around these is in :mod:`ssvm.model_files`.
 """
+
+import sys
 
 import numpy as np
 
-__all__ = ["ESTIMATORS", "KINDS", "OPTIONAL", "RELATIONS", "SCHEMAS", "TRANSFORMERS", "module_of"]
+__all__ = ["ESTIMATORS", "KINDS", "RELATIONS", "SCHEMAS", "TRANSFORMERS", "finite_number",
+           "module_of", "nullable"]
 
 # kind → accepted numpy dtype kinds
 KINDS = {"float": "f", "int": "iu", "bool": "b", "labels": "iufbU", "names": "U", "index": "iu"}
@@ -72,10 +77,11 @@ SCHEMAS = {
         "scale_": ("float", ("features",)),
     },
 }
-# attributes a fitted model may lack (None is then saved): names only with string column names,
-# StandardScaler's statistics with with_mean / with_std off, the threshold only with k="relevant"
-OPTIONAL = {"feature_names_in_": ("names", ("features",)), "mean_": None, "var_": None,
-            "scale_": None, "threshold_": None}
+for _schema in SCHEMAS.values():  # every class saves its feature names, null unless fitted on named columns
+    _schema["feature_names_in_"] = ("names", ("features",))
+# the other attributes a fitted model may lack (null is then saved), class by class: StandardScaler's
+# statistics with with_mean / with_std off, LabelRankSVM's threshold unless k="relevant"
+_NULLABLE = {"StandardScaler": {"mean_", "var_", "scale_"}, "LabelRankSVM": {"threshold_"}}
 
 ESTIMATORS = ("RankSVM", "LatentRankSVM", "LabelRankSVM")
 TRANSFORMERS = ("StandardScaler", "QuantileTransformer", "MinMaxScaler", "MaxAbsScaler")
@@ -84,6 +90,16 @@ TRANSFORMERS = ("StandardScaler", "QuantileTransformer", "MinMaxScaler", "MaxAbs
 def module_of(name):
     """The module that defines the class ``name`` (one of :data:`SCHEMAS`)."""
     return "ssvm" if name in ESTIMATORS else "sklearn.preprocessing"
+
+
+def nullable(name, attr):
+    """Whether a fitted ``name`` may lack ``attr`` (the file then holds null)."""
+    return attr == "feature_names_in_" or attr in _NULLABLE.get(name, ())
+
+
+def finite_number(value):
+    """Whether a JSON value is a finite number that a float holds (not a bool, NaN, ±inf or 10**400)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
 
 
 def _rank_svm(attrs, params, sizes):
@@ -100,13 +116,24 @@ def _latent(attrs, params, sizes):
 
 
 def _label_rank(attrs, params, sizes):
-    core = attrs["core_"]
-    if core.size and (core.min() < 0 or core.max() >= sizes["labels"]):
-        return f"core_ holds a label index outside 0..{sizes['labels'] - 1}"
+    from ssvm.label_ranking.inference import MAX_CORE
+
+    core, n_labels = attrs["core_"], sizes["labels"]
+    if core.size and (core.min() < 0 or core.max() >= n_labels):
+        return f"core_ holds a label index outside 0..{n_labels - 1}"
     if (problem := _unique(core, "core_")) is not None:
         return problem
+    if core.size != params["n_core"] or core.size > MAX_CORE:
+        return f"core_ has {core.size} labels but n_core={params['n_core']} (at most {MAX_CORE})"
+    pairwise = attrs["pairwise_"]
+    star = np.isin(np.arange(n_labels), core)
+    if not (np.array_equal(pairwise, pairwise.T) and not pairwise.diagonal().any()
+            and not pairwise[~(star[:, None] | star[None, :])].any()):
+        return "pairwise_ must be symmetric, zero on its diagonal and on the pairs that touch no core_ label"
     if (attrs["threshold_"] is None) != (params["k"] != "relevant"):
         return "threshold_ must be saved exactly when k='relevant'"
+    if params["k"] != "relevant" and params["k"] >= n_labels:
+        return f"k={params['k']} must be smaller than the number of labels ({n_labels})"
     return None
 
 
@@ -135,10 +162,17 @@ def _positive_scale(attrs, params, sizes):
     return None if np.all(attrs["scale_"] > 0) else "scale_ must be positive"
 
 
+def _min_max(attrs, params, sizes):
+    low_high = params["feature_range"]  # a tuple (model_files turns the file's list into one)
+    if not (len(low_high) == 2 and all(map(finite_number, low_high)) and low_high[0] < low_high[1]):
+        return f"feature_range must be two finite numbers, the first smaller, got {list(low_high)!r}"
+    return _positive_scale(attrs, params, sizes)
+
+
 def _unique(values, name):
     return None if np.unique(values).size == values.size else f"{name} holds repeated values"
 
 
 RELATIONS = {"RankSVM": _rank_svm, "LatentRankSVM": _latent, "LabelRankSVM": _label_rank,
              "StandardScaler": _standard_scaler, "QuantileTransformer": _quantiles,
-             "MinMaxScaler": lambda attrs, params, sizes: None, "MaxAbsScaler": _positive_scale}
+             "MinMaxScaler": _min_max, "MaxAbsScaler": _positive_scale}

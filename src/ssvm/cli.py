@@ -10,15 +10,18 @@ Files are read by :func:`ssvm.datasets.load_letor` (``qid:``, ``#`` comments, sp
 0-based indices detected; rows with the same ``qid`` form one query wherever they are). Models
 are written and read by :func:`ssvm.save_model` / :func:`ssvm.load_model`; the training file's
 index base is kept in the model file so that a test file is read the same way. Bad input gives
-one line on stderr and exit status 1 (``-v`` adds the traceback). The docs: "Command line".
+one line on stderr and exit status 1 (``-v`` adds the traceback), and so does a fit that stops
+before its tolerance or ends at w = 0 (no model file is written unless ``--allow-unconverged``).
+The docs: "Command line".
+
+numpy, scikit-learn and the estimators are imported by the commands when they run, not here:
+``ssvm --version`` and ``--help`` parse the command line without them.
 """
 
 import logging
 import sys
 import traceback
 from pathlib import Path
-
-import numpy as np
 
 __all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
 
@@ -53,10 +56,17 @@ def add_file_commands(sub):
     train.add_argument("--gain", default="exponential",
                        help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
-    train.add_argument("--seed", type=int, default=None, help="seed of the stochastic solvers")
+    train.add_argument("--seed", type=int, default=None,
+                       help="seed of the stochastic solvers (pegasos, frank_wolfe) and of --transform quantile")
     train.add_argument("--transform", choices=_TRANSFORMS, default="none",
                        help="feature transform before the model: quantile (QuantileTransformer to a normal, "
-                       "recommended for heavy-tailed LETOR features), standard (StandardScaler) or none")
+                       "recommended for heavy-tailed LETOR features; its quantiles come from every row of "
+                       "TRAIN, no subsample at any size, so the same file gives the same model), standard "
+                       "(StandardScaler) or none")
+    train.add_argument("--allow-unconverged", action="store_true",
+                       help="write the model even when the solver stops at --max-iter before --tol or the fit "
+                       "ends at w = 0 (every row scores the same); without it such a fit is refused with "
+                       "exit status 1 and no model file")
     predict = sub.add_parser("predict", help="score a file's rows with a model file",
                              description="ssvm predict TEST MODEL PREDICTIONS: one score per line, in the "
                              "file's row order (several per line for a one-vs-rest model).")
@@ -76,8 +86,9 @@ def add_file_commands(sub):
                             "and predict reads the test file as the model's training file was read)")
     for parser in (train, predict, evaluate):
         parser.add_argument("-v", "--verbose", action="count", default=0,
-                            help="progress (-v: solver summary and info logging; -vv: every iteration); "
-                            "with an error, its traceback")
+                            help="progress (-v or -v 1: solver summary and info logging; -vv or -v 2: every "
+                            "iteration); with an error, its traceback. As SVM^rank's -v [0..3], a level "
+                            "0 to 3 right after -v is the level, never a file name")
 
 
 def run_file_command(args):
@@ -114,9 +125,11 @@ def _zero_based(option, model_choice=None):
 
 
 def _train(args):
+    import numpy as np
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import QuantileTransformer, StandardScaler
 
+    from ssvm._fit_checks import fit_problem, fit_reporting_convergence
     from ssvm.datasets.letor import _read_letor
     from ssvm.estimators import RankSVM
     from ssvm.model_files import save_model
@@ -126,12 +139,20 @@ def _train(args):
                     tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
                     verbose=min(args.verbose, 2))
     if args.transform != "none":
-        transform = (QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, X.shape[0]))
+        # quantiles of every row (subsample=None): no random subsample, the same transform from the same file
+        transform = (QuantileTransformer(output_distribution="normal", n_quantiles=min(1000, X.shape[0]),
+                                         subsample=None, random_state=args.seed)
                      if args.transform == "quantile" else StandardScaler())
         model = make_pipeline(transform, model)
         X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
     # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
-    model.fit(X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
+    converged = fit_reporting_convergence(
+        model, X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
+    problem = fit_problem(model[-1] if args.transform != "none" else model, converged, args.tol)
+    if problem and not args.allow_unconverged:
+        raise ValueError(f"{problem}; no model written (--allow-unconverged writes it anyway)")
+    if problem:
+        sys.stderr.write(f"ssvm train: warning: {problem}; model written anyway (--allow-unconverged)\n")
     save_model(model, args.model, metadata={"command": "ssvm train", "train_file": Path(args.train).name,
                                             "zero_based": bool(zero_based)})
     logger.info("%s: %d rows, %d queries, %d features → %s", args.train, X.shape[0], np.unique(qid).size,
@@ -158,6 +179,8 @@ def _predict(args):
 
 
 def _read_predictions(path, n_rows):
+    import numpy as np
+
     scores = []
     with open(path, encoding="utf-8", errors="replace") as handle:
         for lineno, line in enumerate(handle, start=1):
@@ -180,6 +203,7 @@ def _read_predictions(path, n_rows):
 def _eval(args):
     import warnings
 
+    import numpy as np
     from sklearn.exceptions import UndefinedMetricWarning
 
     from ssvm.datasets.letor import _read_letor

@@ -9,9 +9,10 @@ prediction and scoring need, each array as ``{"dtype", "shape", "data"}``. A sci
 ``MinMaxScaler``, ``MaxAbsScaler``) ending in an ssvm estimator is saved step by step.
 
 Loading checks the format, the version and every field — class names against a fixed list,
-parameters with the estimator's own validation, each attribute's type, shape and finiteness, the
-shapes against each other (:mod:`ssvm._model_schemas`) — and refuses anything else with a
-one-line ``ValueError``. Training records (``history_``, ``objective_``) are not saved.
+parameters (all of them) with the estimator's own validation, each attribute's type, shape and
+finiteness, the shapes against each other and the relations of :mod:`ssvm._model_schemas` — and
+refuses anything else with a one-line ``ValueError`` that names the field. Training records
+(``history_``, ``objective_``) are not saved.
 
 Why not skops: ``skops.io`` also loads without pickle and refuses untrusted types, but it restores
 an object's whole ``__dict__`` as written, without checking a field's shape or finiteness, and
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ssvm._model_schemas import ESTIMATORS, KINDS, OPTIONAL, RELATIONS, SCHEMAS, TRANSFORMERS, module_of
+from ssvm._model_schemas import ESTIMATORS, KINDS, RELATIONS, SCHEMAS, TRANSFORMERS, finite_number, module_of, nullable
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_model", "save_model"]
 
@@ -116,9 +117,9 @@ def _encode_model(estimator):
         raise ValueError(f"save_model needs a fitted {name}: call fit first.")
     params = {key: _plain(key, value, name) for key, value in estimator.get_params(deep=False).items()}
     attributes = {}
-    for attr in [*SCHEMAS[name], "feature_names_in_"]:
+    for attr in SCHEMAS[name]:
         value = getattr(estimator, attr, None)
-        if value is None and attr not in OPTIONAL:
+        if value is None and not nullable(name, attr):
             raise ValueError(f"save_model needs a fitted {name}: it has no {attr}.")
         attributes[attr] = _encode_value(value, f"{name}.{attr}")
     return {"class": name, "params": params, "attributes": attributes}
@@ -193,10 +194,11 @@ def load_model(path, *, with_metadata=False):
     FileNotFoundError
         If there is no such file.
     ValueError
-        One line naming the file and what is wrong: not a JSON model file (e.g. a pickle, which
-        is never loaded), another format or a newer version, an unknown class or parameter, a
-        parameter the estimator refuses, a missing or extra attribute, a wrong type or shape,
-        NaN or infinite values, or shapes that disagree with each other.
+        One line naming the file, the field and what is wrong: not a JSON model file (e.g. a
+        pickle, which is never loaded), another format or a newer version, an unknown class, an
+        unknown or missing parameter, a parameter the estimator refuses, a missing or extra
+        attribute, a wrong type, dtype or shape, NaN or infinite values, or fields that disagree
+        with each other.
     """
     path = Path(path)
     raw = path.read_bytes()
@@ -212,10 +214,19 @@ def _parse(raw):
     if raw[:1] == b"\x80" or raw[:2] == b"PK" or raw[:6] == b"\x93NUMPY":
         raise _Refusal("it looks like a pickle or numpy file; ssvm model files are JSON (save_model) "
                        "and other formats are never loaded")
+    tokens = []
+
+    def non_finite(token):  # NaN, Infinity, -Infinity: parsed as marked strings, then found and named
+        tokens.append(token)
+        return _NonFinite(token)
+
     try:
-        document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        document = json.loads(raw.decode("utf-8"), parse_constant=non_finite)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise _Refusal(f"not JSON ({str(exc).splitlines()[0]})") from None
+    if tokens:
+        token, where = _find_non_finite(document, "")
+        raise _Refusal(f"the file holds {token}; model values must be finite (found at {where or 'the top'})")
     _expect(isinstance(document, dict), "the document is not a JSON object")
     _expect(document.get("format") == FORMAT, f"'format' is {document.get('format')!r}, not {FORMAT!r}")
     version = document.get("version")
@@ -232,8 +243,21 @@ def _parse(raw):
     return document
 
 
-def _no_constant(name):
-    raise _Refusal(f"the file holds {name}; model values must be finite")
+class _NonFinite(str):
+    """A ``NaN``, ``Infinity`` or ``-Infinity`` token of the file, until :func:`_find_non_finite` places it."""
+
+
+def _find_non_finite(node, where):
+    """``(token, path)`` of the first NaN / Infinity token in the parsed document, or None."""
+    if isinstance(node, _NonFinite):
+        return str(node), where
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in items:
+        found = _find_non_finite(child, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where
+                                 else key)
+        if found is not None:
+            return found
+    return None
 
 
 def _expect(condition, reason):
@@ -253,7 +277,7 @@ def _decode_model(entry, where):
     estimator = _build(name, entry["params"], where)
     attrs = _decode_attributes(name, entry["attributes"], estimator.get_params(), f"{where} {name}")
     for attr, value in attrs.items():
-        if value is not None or attr in SCHEMAS[name]:
+        if value is not None or attr != "feature_names_in_":
             setattr(estimator, attr, value)
     return estimator
 
@@ -274,8 +298,9 @@ def _decode_pipeline(entry, where):
     kinds = [type(model).__name__ for model in models]
     _expect(kinds[-1] in ESTIMATORS and all(k in TRANSFORMERS for k in kinds[:-1]),
             f"{where}: a Pipeline must be transformers ending in an ssvm estimator, got {kinds}")
-    widths = {model.n_features_in_ for model in models}
-    _expect(len(widths) == 1, f"{where}: the steps were fitted on different numbers of features {widths}")
+    widths = [model.n_features_in_ for model in models]
+    _expect(len(set(widths)) == 1,
+            f"{where}: the steps were fitted on different numbers of features (n_features_in_ {widths})")
     params = entry["params"]
     _expect(isinstance(params, dict) and set(params) <= {"memory", "verbose", "transform_input"},
             f"{where}: Pipeline params must be among memory, verbose, transform_input")
@@ -291,8 +316,13 @@ def _build(name, params, where):
     cls = getattr(import_module(module_of(name)), name)
     _expect(isinstance(params, dict), f"{where}: params is not a JSON object")
     defaults = cls().get_params(deep=False)
-    unknown = set(params) - set(defaults)
+    unknown, missing = set(params) - set(defaults), set(defaults) - set(params)
     _expect(not unknown, f"{where}: {name} has no parameter(s) {sorted(unknown)}")
+    _expect(not missing, f"{where}: {name} params missing {sorted(missing)} (a default may not be the saved value)")
+    constraints = getattr(cls, "_parameter_constraints", {})  # where True would pass as the int 1
+    flags = sorted(key for key, value in params.items() if isinstance(value, bool) and not any(
+        isinstance(c, str) and c in ("boolean", "verbose") for c in constraints.get(key, ())))
+    _expect(not flags, f"{where}: {name} parameter(s) {flags} must be numbers or names, not booleans")
     # JSON has no tuples: a list stands for a tuple where the default is one (feature_range)
     estimator = cls(**{key: tuple(value) if isinstance(value, list) and isinstance(defaults[key], tuple)
                        else value for key, value in params.items()})
@@ -305,15 +335,15 @@ def _build(name, params, where):
 
 def _decode_attributes(name, attributes, params, where):
     _expect(isinstance(attributes, dict), f"{where}: attributes is not a JSON object")
-    schema = {**SCHEMAS[name], "feature_names_in_": OPTIONAL["feature_names_in_"]}
+    schema = SCHEMAS[name]
     missing, extra = set(schema) - set(attributes), set(attributes) - set(schema)
     _expect(not missing and not extra,
             f"{where}: attributes missing {sorted(missing)}, unexpected {sorted(extra)}")
-    sizes, values = {}, {}
+    sizes, values = _Sizes(), {}
     for attr, (kind, shape) in schema.items():
         value = attributes[attr]
         if value is None:
-            _expect(attr in OPTIONAL, f"{where}: {attr} must not be null")
+            _expect(nullable(name, attr), f"{where}: {attr} must not be null")
             values[attr] = None
             continue
         values[attr] = _decode_value(value, kind, shape, sizes, f"{where}.{attr}")
@@ -327,7 +357,7 @@ def _decode_value(value, kind, shape, sizes, where):
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         ok, what = {"int": (number and isinstance(value, int) and value >= 0, "non-negative int"),
                     "bool": (isinstance(value, bool), "bool"),
-                    "float": (number and math.isfinite(value), "finite float")}[kind]
+                    "float": (finite_number(value), "finite float")}[kind]
         _expect(ok, f"{where} must be a {what}, got {value!r}")
         if isinstance(shape, str):
             _bind(sizes, shape, value, where)
@@ -341,13 +371,16 @@ def _decode_value(value, kind, shape, sizes, where):
         f"{where}: shape {dims!r} is not {len(shape)}-D")
     _expect(isinstance(data, list) and len(data) == math.prod(dims),
             f"{where}: data does not hold {math.prod(dims)} values")
-    python = {"str": str, "bool": bool}.get(dtype, (int, float) if dtype.startswith("float") else int)
+    python = {"str": str, "bool": bool}.get(dtype, float if dtype.startswith("float") else int)  # 1.0, never 1
     _expect(all(isinstance(v, python) and (dtype == "bool" or not isinstance(v, bool)) for v in data),
             f"{where}: values are not all of dtype {dtype}")
     try:
-        array = np.array(data, dtype=str if dtype == "str" else dtype).reshape(dims)
+        with np.errstate(over="ignore"):
+            array = np.array(data, dtype=str if dtype == "str" else dtype).reshape(dims)
     except (OverflowError, ValueError):
         raise _Refusal(f"{where}: values do not fit dtype {dtype}") from None
+    _expect(dtype != "float32" or array.ravel().tolist() == data,  # float64 → float32 would round them
+            f"{where}: values do not fit dtype {dtype} exactly")
     _expect(array.dtype.kind in KINDS[kind], f"{where}: dtype {dtype} is not a {kind} array")
     _expect(array.dtype.kind != "f" or np.all(np.isfinite(array)), f"{where} holds NaN or infinite values")
     for size, n in zip(shape, dims):
@@ -358,5 +391,16 @@ def _decode_value(value, kind, shape, sizes, where):
     return array
 
 
+class _Sizes(dict):
+    """The sizes bound so far (``"features"`` → 5, ...); ``bound_by`` names the attribute that bound each."""
+
+    def __init__(self):
+        super().__init__()
+        self.bound_by = {}
+
+
 def _bind(sizes, name, n, where):
-    _expect(sizes.setdefault(name, n) == n, f"{where}: {n} {name} where the other fields have {sizes[name]}")
+    if name not in sizes:
+        sizes[name], sizes.bound_by[name] = n, where.rsplit(".", 1)[-1]
+    _expect(sizes[name] == n,
+            f"{where}: {n} {name} where the other fields have {sizes[name]} ({sizes.bound_by[name]})")

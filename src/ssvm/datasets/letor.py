@@ -1,31 +1,42 @@
 """Reader for SVMlight / LETOR ranking files (``label [qid:Q] index:value ... # comment``).
 
-Written as a small strict parser rather than a call to ``sklearn.datasets.load_svmlight_file``
-so that every malformed line is reported with its file name and line number, and nothing is
-silently skipped or reinterpreted.
+A strict parser rather than a call to ``sklearn.datasets.load_svmlight_file``, so that every
+malformed line is reported with its file name and line number, and nothing is silently skipped or
+reinterpreted. The file is read once, in chunks, by a compiled parser
+(:mod:`ssvm.datasets._svmlight_reader`) that builds the CSR arrays directly; the lines it does not
+accept as plainly well formed are parsed, or refused with their message, by the Python parser of
+one line (:mod:`ssvm.datasets._letor_lines`). This module assembles the matrix and the query
+structure (``qid:`` tokens or a ``.query`` file).
 """
 
 from __future__ import annotations
 
 import gzip
 import logging
-import math
 import os
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._letor_lines import line_error as _error
+from ._letor_lines import parse_line
+from ._svmlight_reader import SvmlightParser
+
 __all__ = ["load_letor", "read_query_sizes"]
 
 logger = logging.getLogger(__name__)
 
+_CHUNK_BYTES = 1 << 20  # read at a time; the tests pass tiny chunks to cut lines anywhere
+_INT32_MAX = np.iinfo(np.int32).max
 
-def _open_text(path):
-    """Open a text file for reading, decompressing it on the fly when its name ends in ``.gz``."""
+
+def _open_binary(path):
+    """Open a data file for reading bytes, decompressing it on the fly when its name ends in ``.gz``."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")
+        return gzip.open(path, "rb")
+    return open(path, "rb")
 
 
 def _default_query_path(path):
@@ -34,83 +45,6 @@ def _default_query_path(path):
     if path.suffix == ".gz":
         candidates.append(path.with_suffix(".query"))
     return next((candidate for candidate in candidates if candidate.exists()), None)
-
-
-def _error(path, lineno, message):
-    return ValueError(f"{path}, line {lineno}: {message}")
-
-
-def _parse_label(token, path, lineno):
-    try:
-        label = float(token)
-    except ValueError:
-        raise _error(path, lineno, f"label {token!r} is not a number") from None
-    if not math.isfinite(label):
-        raise _error(path, lineno, f"label {token!r} is not finite")
-    return label
-
-
-def _parse_qid(token, path, lineno):
-    text = token[4:]
-    try:
-        qid = int(text)
-    except ValueError:
-        raise _error(path, lineno, f"query id {token!r} is not an integer") from None
-    if qid < 0:
-        raise _error(path, lineno, f"query id {token!r} is negative")
-    return qid
-
-
-def _locate_bad_feature(tokens, path, lineno, zero_based):
-    """Slow path: find and report the first malformed ``index:value`` token."""
-    for token in tokens:
-        index_text, sep, value_text = token.partition(":")
-        if not sep or ":" in value_text:
-            raise _error(path, lineno, f"bad token {token!r} (expected index:value)")
-        if token.startswith("qid:"):
-            raise _error(path, lineno, f"'qid:' token {token!r} must come right after the label")
-        try:
-            index = int(index_text)
-        except ValueError:
-            raise _error(path, lineno, f"bad feature index in token {token!r}") from None
-        if index < (0 if zero_based else 1):
-            raise _error(
-                path, lineno,
-                f"feature index {index} in token {token!r} is out of range "
-                f"(indices start at {0 if zero_based else 1}; pass zero_based=True or 'auto' for 0-based "
-                "files)" if not zero_based else f"feature index {index} in token {token!r} is negative",
-            )
-        try:
-            value = float(value_text)
-        except ValueError:
-            raise _error(path, lineno, f"bad feature value in token {token!r}") from None
-        if not math.isfinite(value):
-            raise _error(path, lineno, f"feature value in token {token!r} is not finite")
-    raise AssertionError("no malformed token found")  # pragma: no cover
-
-
-def _parse_features(tokens, path, lineno, zero_based):
-    """Parse ``index:value`` tokens of one line → (0-based column indices, values)."""
-    pairs = [token.split(":") for token in tokens]
-    try:
-        if any(len(pair) != 2 for pair in pairs):
-            raise ValueError
-        indices = np.array([pair[0] for pair in pairs], dtype=np.int64)
-        values = np.array([pair[1] for pair in pairs], dtype=np.float64)
-    except ValueError:
-        _locate_bad_feature(tokens, path, lineno, zero_based)
-    if not zero_based:
-        indices -= 1
-    if indices.size and (indices.min() < 0 or not np.isfinite(values).all()):
-        _locate_bad_feature(tokens, path, lineno, zero_based)
-    if indices.size > 1 and not (np.diff(indices) > 0).all():
-        order = np.argsort(indices, kind="stable")
-        indices, values = indices[order], values[order]
-        duplicated = np.flatnonzero(np.diff(indices) == 0)
-        if duplicated.size:
-            index = indices[duplicated[0]] + (0 if zero_based else 1)
-            raise _error(path, lineno, f"feature index {index} appears more than once")
-    return indices, values
 
 
 def read_query_sizes(path):
@@ -147,32 +81,30 @@ def read_query_sizes(path):
     return np.asarray(sizes, dtype=np.int64)
 
 
-def _qid_from_rows(row_qids, row_lines, path, query_path):
-    """The qid array and the sizes of its runs of equal ids.
+def _qid_from_rows(qid, run_lines, path, query_path):
+    """The sizes of the runs of equal ids in ``qid`` (``run_lines``: the line opening each run).
 
     A query whose rows are scattered is one query (logged), as ``RankSVM.fit`` groups rows by
     ``qid``; next to a ``.query`` file, whose sizes describe consecutive blocks, that is an error.
     """
-    qid = np.asarray(row_qids, dtype=np.int64)
     if qid.size == 0:
-        return qid, np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
     run_qids = qid[starts]
     if np.unique(run_qids).size != run_qids.size:
         seen = {}
-        for start, value in zip(starts, run_qids):
+        for run, value in enumerate(run_qids.tolist()):
             if value in seen:
                 where = (f"qid:{value} reappears after other queries (first block starts at line "
-                         f"{row_lines[seen[value]]})")
+                         f"{run_lines[seen[value]]})")
                 if query_path is not None:
-                    raise _error(path, row_lines[start], f"{where}; with a .query file ({query_path}) "
+                    raise _error(path, run_lines[run], f"{where}; with a .query file ({query_path}) "
                                  "rows of a query must be contiguous")
                 logger.info("%s, line %d: %s; its rows form one query, as RankSVM groups rows by qid",
-                            path, row_lines[start], where)
+                            path, run_lines[run], where)
                 break
-            seen[value] = start
-    sizes = np.diff(np.r_[starts, qid.size])
-    return qid, sizes
+            seen[value] = run
+    return np.diff(np.r_[starts, qid.size])
 
 
 def load_letor(path, query_path=None, *, n_features=None, zero_based="auto"):
@@ -230,7 +162,7 @@ def load_letor(path, query_path=None, *, n_features=None, zero_based="auto"):
     return _read_letor(path, query_path, n_features, zero_based)[:3]
 
 
-def _read_letor(path, query_path, n_features, zero_based):
+def _read_letor(path, query_path, n_features, zero_based, *, chunk_bytes=_CHUNK_BYTES):
     """:func:`load_letor`, and whether the file was read as 0-based (what ``"auto"`` found)."""
     path = Path(path)
     if zero_based not in (True, False, "auto"):
@@ -240,65 +172,29 @@ def _read_letor(path, query_path, n_features, zero_based):
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
         if n_features <= 0:
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-    labels, row_qids, row_lines = [], [], []
-    indices_parts, values_parts, row_nnz = [], [], []
-    first_row_has_qid = None
-    max_index, max_index_line, saw_zero = -1, 0, False
-    with _open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            body = line.partition("#")[0]
-            tokens = body.split()
-            if not tokens:
-                continue
-            if "_" in body or not body.isascii():  # Python/numpy would read '1_0' or '١' as numbers
-                token = next(t for t in tokens if "_" in t or not t.isascii())
-                raise _error(path, lineno, f"bad token {token!r} (underscore or non-ASCII character)")
-            labels.append(_parse_label(tokens[0], path, lineno))
-            has_qid = len(tokens) > 1 and tokens[1].startswith("qid:")
-            if first_row_has_qid is None:
-                first_row_has_qid = has_qid
-            elif has_qid != first_row_has_qid:
-                raise _error(
-                    path, lineno,
-                    "row has no 'qid:' but earlier rows do" if first_row_has_qid
-                    else "row has 'qid:' but earlier rows do not",
-                )
-            if has_qid:
-                row_qids.append(_parse_qid(tokens[1], path, lineno))
-            features = tokens[2:] if has_qid else tokens[1:]
-            indices, values = _parse_features(features, path, lineno, zero_based is not False)
-            if indices.size and indices[0] == 0:
-                saw_zero = True
-            if indices.size and indices[-1] > max_index:
-                max_index, max_index_line = int(indices[-1]), lineno
-            indices_parts.append(indices)
-            values_parts.append(values)
-            row_nnz.append(indices.size)
-            row_lines.append(lineno)
+    parser = SvmlightParser(zero_based is False,
+                            partial(parse_line, path=path, zero_based=zero_based is not False))
+    with _open_binary(path) as handle:
+        parser.read(handle, chunk_bytes)
 
-    n_rows = len(labels)
-    shift = zero_based == "auto" and not saw_zero  # read as 0-based above; no index 0: 1-based
+    n_rows = parser.n_rows
+    max_index, max_index_line = parser.max_index
+    shift = zero_based == "auto" and not parser.saw_zero  # read as 0-based above; no index 0: 1-based
     if shift:
         logger.info("%s: no feature index 0, read as 1-based (zero_based='auto')", path)
         max_index = max(max_index - 1, -1)  # -1: no feature at all
     base = 1 if shift or zero_based is False else 0  # of the indices as written
     if n_features is None:
-        n_features = max_index + 1
+        n_features = max(max_index + 1, 0)
     elif max_index >= n_features:
         raise _error(
             path, max_index_line,
             f"feature index {max_index + base} is beyond n_features={n_features}",
         )
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(row_nnz, out=indptr[1:])
-    if n_rows:
-        indices = np.concatenate(indices_parts) - (1 if shift else 0)
-        data = np.concatenate(values_parts)
-    else:
-        indices = np.zeros(0, dtype=np.int64)
-        data = np.zeros(0, dtype=np.float64)
+    # scipy's index type for this matrix: int32 when the shape and the entries allow it
+    int32 = max(n_rows, n_features, parser.nnz) <= _INT32_MAX
+    data, indices, indptr, relevance, row_qids, run_lines = parser.arrays(1 if shift else 0, int32)
     X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features))
-    relevance = np.asarray(labels, dtype=np.float64)
 
     if query_path is None:
         query_path = _default_query_path(path)
@@ -312,8 +208,9 @@ def _read_letor(path, query_path, n_features, zero_based):
                 f"{query_path}: query sizes sum to {total} but {path} has {n_rows} data rows"
             )
 
-    if first_row_has_qid:
-        qid, run_sizes = _qid_from_rows(row_qids, row_lines, path, query_path)
+    if parser.has_qid:
+        qid = row_qids
+        run_sizes = _qid_from_rows(qid, run_lines, path, query_path)
         if sizes_from_file is not None and not np.array_equal(run_sizes, sizes_from_file):
             raise ValueError(
                 f"{query_path}: query sizes disagree with the 'qid:' tokens of {path}"
