@@ -213,7 +213,7 @@ def test_verbose_logs_a_summary_and_twice_every_iteration(files, tmp_path, caplo
     model, predictions = tmp_path / "model.json", tmp_path / "p"
     caplog.set_level(logging.DEBUG, logger="ssvm")
     ssvm_log_level.setLevel(logging.WARNING)
-    assert run("train", *flags, "--max-iter", 5, files / "train.dat", model) == 0
+    assert run("train", *flags, "--max-iter", 5, "--allow-unconverged", files / "train.dat", model) == 0
     assert ssvm_log_level.level == level
     assert run("predict", *flags, files / "test.dat", model, predictions) == 0
     messages = [record.getMessage() for record in caplog.records]
@@ -226,7 +226,8 @@ def test_the_quantile_transform_takes_at_most_1000_quantiles(tmp_path, n_rows):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(n_rows, 3))
     dump_svmlight_file(X, (X[:, 0] > 0).astype(float), str(tmp_path / "train.dat"), query_id=np.arange(n_rows) % 4)
-    assert run("train", "--transform", "quantile", "--max-iter", 5, tmp_path / "train.dat", tmp_path / "m.json") == 0
+    assert run("train", "--transform", "quantile", "--max-iter", 5, "--allow-unconverged", tmp_path / "train.dat",
+               tmp_path / "m.json") == 0
     assert load_model(tmp_path / "m.json")[0].n_quantiles == min(1000, n_rows)
 
 

@@ -330,7 +330,17 @@ def _label_ranker():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_label_rank_svm_core_may_hold_the_first_and_last_labels_once(tmp_path):
     model, X = _label_ranker()
-    path = _corrupt(model, tmp_path, _set("model", "attributes", "core_", value=_array("int64", [0, 4])))
+
+    def edges(document):  # core_ = [0, 4], pairwise_ zero on the pairs that touch neither
+        attributes = document["model"]["attributes"]
+        attributes["core_"] = _array("int64", [0, 4])
+        pairwise = np.asarray(attributes["pairwise_"]["data"], dtype=float).reshape(5, 5)
+        touches = np.isin(np.arange(5), [0, 4])
+        pairwise[~(touches[:, None] | touches[None, :])] = 0.0
+        attributes["pairwise_"]["data"] = np.asarray(pairwise).reshape(-1).tolist() \
+            if np.ndim(attributes["pairwise_"]["data"]) == 1 else pairwise.tolist()
+
+    path = _corrupt(model, tmp_path, edges)
     loaded = load_model(path)  # the edges of 0..4 are labels
     np.testing.assert_array_equal(loaded.core_, [0, 4])
     assert loaded.decision_function(X).shape == (50, 5)

@@ -57,17 +57,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / ".mutation"
 
-_FILES_TESTS = ["tests/test_persistence.py", "tests/test_model_files_fuzz.py", "tests/test_cli.py"]
+_FILES_TESTS = ["tests/test_persistence.py", "tests/test_model_files_relations.py", "tests/test_model_files_fuzz.py",
+                "tests/test_cli.py"]
 _CV_TESTS = ["tests/test_model_selection.py"]
 _WARM_TESTS = ["tests/solvers/test_warm.py", "tests/solvers/test_cutting_plane.py", "tests/test_model_selection.py"]
 # name: (file, the test files that cover it); a test file that does not exist is left out
 MODULES = {
-    "cli": ("src/ssvm/cli.py", ["tests/test_cli.py"]),
+    "cli": ("src/ssvm/cli.py", ["tests/test_cli.py", "tests/test_cli_train.py"]),
     "model_files": ("src/ssvm/model_files.py", _FILES_TESTS),
     "model_schemas": ("src/ssvm/_model_schemas.py", _FILES_TESTS),
     "model_selection": ("src/ssvm/model_selection.py", _CV_TESTS),
     "cv_path": ("src/ssvm/_cv_path.py", _CV_TESTS),
-    "letor": ("src/ssvm/datasets/letor.py", ["tests/datasets/test_letor.py", "tests/test_cli.py"]),
+    "letor": ("src/ssvm/datasets/letor.py", ["tests/datasets/test_letor.py", "tests/datasets/test_letor_twin.py",
+                                             "tests/test_cli.py"]),
+    "letor_lines": ("src/ssvm/datasets/_letor_lines.py", ["tests/datasets/test_letor.py",
+                                                           "tests/datasets/test_letor_twin.py"]),
     "warm": ("src/ssvm/solvers/_warm.py", _WARM_TESTS),
     "warm_cutting_plane": ("src/ssvm/solvers/cutting_plane.py", _WARM_TESTS),
 }
