@@ -27,7 +27,9 @@ positives) per run, and each AP-SVM's paired difference with the 0-1 SVM. The di
 weights, and the true windows (the same model trained with each positive image's target window,
 then CCCP on the bags; a diagnostic, not a method), and reports the final J, test window AP,
 training CorLoc (imputed windows that are the target's), the median number of negative windows
-above an imputed positive, and how often the true windows' run ends at the lowest J.
+above an imputed positive, and how often the true windows' run ends at the lowest J, over all runs
+and per construction. ``--from-json PATH`` prints the tables of an earlier run from its ``--json``
+file without fitting anything.
 """
 
 from __future__ import annotations
@@ -228,6 +230,28 @@ def diagnosis_rows(diagnoses):
     return rows
 
 
+def construction_diagnosis_rows(runs, diagnoses):
+    """Per construction, loss and start: means over its runs of test AP, CorLoc and the median of
+    the negatives above an imputed positive, and the runs where that start's J is the loss's lowest."""
+    groups = {}
+    for run, diag in zip(runs, diagnoses):
+        key = (run["K"], run["d"], run["noise"], run["negatives"])
+        groups.setdefault(key, []).append(diag)
+    rows = []
+    for (K, d, noise, negatives), group in groups.items():
+        for name in DIAGNOSED:
+            per_run = [{s: v for (n, s), v in diag.items() if n == name} for diag in group]
+            lowest = [min(r, key=lambda s: r[s]["J"]) for r in per_run]
+            for start in per_run[0]:
+                values = [r[start] for r in per_run]
+                rows.append({"K": K, "d": d, "noise": noise, "negatives": negatives, "loss": name, "start": start,
+                             "test AP": np.mean([v["test AP"] for v in values]),
+                             "CorLoc": np.mean([v["CorLoc"] for v in values]),
+                             "negatives above (median)": np.median([v["negatives above"] for v in values]),
+                             "lowest J": f"{sum(s == start for s in lowest)}/{len(lowest)}"})
+    return rows
+
+
 def ordering_rows(diagnoses):
     """Per AP-SVM: does the lower final J of the mean and the 0-1 start mark the better detector?"""
     rows = []
@@ -251,7 +275,11 @@ def main(argv=None):
                              "d=64, noise 0.1, all, 36/72 images, targets 1,3,5,8, seeds 0-2)")
     parser.add_argument("--ablations", action="store_true", help="also the two halves of the remedy")
     parser.add_argument("--diagnosis-C", type=float, default=1.0, help="C of the diagnosis (0: none)")
+    parser.add_argument("--from-json", metavar="PATH",
+                        help="print the tables of an earlier run from its --json file (nothing is fitted)")
     args = _common.setup(parser, argv)
+    if args.from_json:
+        return print_tables(args, *load_run(args.from_json))
     args.Cs = tuple(float(c) for c in args.Cs.split(","))
     if args.constructions not in ("plan", "issue") or min(args.Cs) <= 0:
         parser.error("--constructions takes plan or issue, --Cs positive numbers")
@@ -269,26 +297,48 @@ def main(argv=None):
             diagnoses.append(diagnosis)
             logger.info("%s target %d seed %d: %s (%.0fs)", construction, target, args.seed + seed,
                         " ".join(f"{n} {run[f'{n}_test_ap']:.3f}" for n in names), time.perf_counter() - tic)
+    return print_tables(args, runs, diagnoses, args.Cs, names, args.diagnosis_C)
+
+
+def load_run(path):
+    """(runs, diagnoses, C grid, model names, diagnosis C) of a --json file of this script."""
+    import json
+
+    payload = json.loads(open(path).read())
+    if payload.get("experiment") != "latent_bags":
+        raise SystemExit(f"{path} is not the --json of exp_latent_bags.py")
+    diagnoses = [{tuple(key.split(" | ")): value for key, value in d.items()} for d in payload["diagnosis"]]
+    names = tuple(n for n in MODELS + ABLATIONS if f"{n}_test_ap" in payload["runs"][0])
+    # files written before the key was stored ran the diagnosis at the option's default, C = 1
+    return payload["runs"], diagnoses, tuple(payload["Cs"]), names, payload.get("diagnosis_C", 1.0)
+
+
+def print_tables(args, runs, diagnoses, Cs, names, diagnosis_C):
+    """Print (and with --json write) the tables of ``runs`` and their diagnoses."""
+    diagnosed = any(diagnoses)
     per_run = [{k: run[k] for k in ("K", "d", "noise", "negatives", "target", "seed")}
                | {f"{n} C": run[f"{n}_C"] for n in names}
                | {f"{n} AP": run[f"{n}_test_ap"] for n in names} | {"ap start": run["ap_start"]}
                | {f"{n} - 0-1": run[f"{n}_test_ap"] - run["zero_one_test_ap"] for n in names[1:]}
                for run in runs]
     tables = [format_table(per_run, floatfmt=".3f",
-                           title=f"Test window AP per run (C from {list(args.Cs)} by 2-fold validation window AP)"),
+                           title=f"Test window AP per run (C from {list(Cs)} by 2-fold validation window AP)"),
               format_table(summary_rows(runs, names), floatfmt=".3f",
                            title="Paired differences of test window AP with the latent 0-1 SVM, per construction "
                                  "and over all runs: mean ± standard error, smallest, runs where ahead")]
-    if args.diagnosis_C:
+    if diagnosed:
         tables.append(format_table(diagnosis_rows(diagnoses), floatfmt=".3f",
-                                   title=f"Diagnosis at C = {args.diagnosis_C:g}: each loss from single starts "
+                                   title=f"Diagnosis at C = {diagnosis_C:g}: each loss from single starts "
                                          f"(means over {len(runs)} runs; H: the hinge, (J - ½|w|²)/(C·scale); "
                                          "'lowest J': runs where this start's final J is the lowest of the loss's "
                                          "starts)"))
         tables.append(format_table(ordering_rows(diagnoses), floatfmt=".3f",
-                                   title=f"Diagnosis at C = {args.diagnosis_C:g}: the lower final J of the mean "
+                                   title=f"Diagnosis at C = {diagnosis_C:g}: the lower final J of the mean "
                                          "and the 0-1 start (the rule lowest_j) against the better of the two"))
-    _common.emit(args, tables, {"experiment": "latent_bags", "Cs": args.Cs, "runs": runs,
+        tables.append(format_table(construction_diagnosis_rows(runs, diagnoses), floatfmt=".3f",
+                                   title=f"Diagnosis at C = {diagnosis_C:g} per construction: each loss from single "
+                                         "starts (means over the construction's runs)"))
+    _common.emit(args, tables, {"experiment": "latent_bags", "Cs": Cs, "runs": runs, "diagnosis_C": diagnosis_C,
                                 "diagnosis": [{f"{n} | {s}": v for (n, s), v in d.items()} for d in diagnoses]})
     return 0
 

@@ -165,6 +165,13 @@ def test_exp_latent_bags_quick(tmp_path):
     for values in diagnosis.values():
         assert 0.0 <= values["CorLoc"] <= 1.0 and 0.0 <= values["test AP"] <= 1.0 and values["H"] >= 0.0
     assert diagnosis["AP-SVM, margin scale | true windows"]["CorLoc"] == 1.0
+    assert result["diagnosis_C"] == 1.0 and "Diagnosis at C = 1 per construction" in out
+    # --from-json prints the same tables from the run's JSON, fitting nothing
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "exp_latent_bags.py"), "--from-json",
+                           str(tmp_path / "exp_latent_bags.json")], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == out
 
 
 # ---------------------------------------------------------------- --plot without matplotlib
