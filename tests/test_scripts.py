@@ -150,6 +150,30 @@ def test_exp_latent_controlled_quick(tmp_path):
     assert "AP-SVM lowest J - 0-1 (ahead)" in out and "true windows: AP-SVM - 0-1 (ahead)" in out
 
 
+def test_exp_latent_bags_quick(tmp_path):
+    out, result, _ = run_script("exp_latent_bags", tmp_path, plot=False)
+    assert "Paired differences of test window AP with the latent 0-1 SVM" in out and "Diagnosis at C = 1" in out
+    [run] = result["runs"]  # one construction, one target, one seed, C = 1 for every model
+    assert (run["K"], run["d"], run["negatives"], run["target"]) == (10, 16, "all", 3)
+    for name in ("zero_one", "ap", "ap_lowest_j"):  # ten digits per image: each model finds the threes
+        assert run[f"{name}_C"] == 1.0 and run[f"{name}_test_ap"] > 0.7
+    assert run["ap_start"] in ("mean", "zero_one C*1", "zero_one C*0.1", "zero_one C*0.01")
+    [diagnosis] = result["diagnosis"]
+    assert set(diagnosis) == {f"{loss} | {start}" for loss in ("AP-SVM, hinge_scale=1", "AP-SVM, margin scale")
+                              for start in ("mean", "true windows", "0-1 SVM")} | {
+        "0-1 SVM | mean", "0-1 SVM | true windows"}
+    for values in diagnosis.values():
+        assert 0.0 <= values["CorLoc"] <= 1.0 and 0.0 <= values["test AP"] <= 1.0 and values["H"] >= 0.0
+    assert diagnosis["AP-SVM, margin scale | true windows"]["CorLoc"] == 1.0
+    assert result["diagnosis_C"] == 1.0 and "Diagnosis at C = 1 per construction" in out
+    # --from-json prints the same tables from the run's JSON, fitting nothing
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "exp_latent_bags.py"), "--from-json",
+                           str(tmp_path / "exp_latent_bags.json")], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == out
+
+
 # ---------------------------------------------------------------- --plot without matplotlib
 COMMANDS = [[str(SCRIPTS / f"{name}.py")] for name in (
     "bench_oracles", "bench_training", "exp_label_noise", "exp_ranking_quality", "exp_timing",
