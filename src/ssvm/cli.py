@@ -23,6 +23,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from ssvm._atomic import atomic_write, refuse_overwriting
+
 __all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
 
 FILE_COMMANDS = ("train", "predict", "eval")
@@ -124,17 +126,28 @@ def _zero_based(option, model_choice=None):
     return {"auto": "auto", "yes": True, "no": False}[option]
 
 
+def _read(path, n_features, zero_based):
+    """A LETOR file read for a command: ``(X, relevance, qid, zero_based)``; an empty one is refused."""
+    from ssvm.datasets.letor import _read_letor
+
+    X, relevance, qid, zero_based = _read_letor(path, None, n_features, zero_based)
+    if X.shape[0] == 0:
+        raise ValueError(f"{path} has no data rows (it is empty, or holds only comments and blank lines): "
+                         "nothing to rank")
+    return X, relevance, qid, zero_based
+
+
 def _train(args):
     import numpy as np
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import QuantileTransformer, StandardScaler
 
     from ssvm._fit_checks import fit_problem, fit_reporting_convergence
-    from ssvm.datasets.letor import _read_letor
     from ssvm.estimators import RankSVM
     from ssvm.model_files import save_model
 
-    X, relevance, qid, zero_based = _read_letor(args.train, None, None, _zero_based(args.zero_based))
+    refuse_overwriting(args.model, "MODEL", [("training", args.train)])
+    X, relevance, qid, zero_based = _read(args.train, None, _zero_based(args.zero_based))
     model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, gain=args.gain,
                     tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
                     verbose=min(args.verbose, 2))
@@ -161,19 +174,18 @@ def _train(args):
 
 
 def _predict(args):
-    from ssvm.datasets.letor import _read_letor
     from ssvm.model_files import load_model
 
+    refuse_overwriting(args.predictions, "PREDICTIONS", [("test", args.test), ("model", args.model)])
     model, metadata = load_model(args.model, with_metadata=True)
     ranker = model[-1] if hasattr(model, "steps") else model
     if type(ranker).__name__ != "RankSVM":
         raise ValueError(f"{args.model} holds a {type(ranker).__name__}; ssvm predict scores rows with a RankSVM "
                          "(use the Python API for the others)")
-    X, _, _, _ = _read_letor(args.test, None, ranker.n_features_in_,
-                             _zero_based(args.zero_based, metadata.get("zero_based")))
+    X, _, _, _ = _read(args.test, ranker.n_features_in_, _zero_based(args.zero_based, metadata.get("zero_based")))
     scores = model.decision_function(X.toarray() if hasattr(model, "steps") else X)
     lines = [" ".join(map(repr, row)) for row in scores.tolist()] if scores.ndim == 2 else map(repr, scores.tolist())
-    Path(args.predictions).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    atomic_write(args.predictions, "".join(f"{line}\n" for line in lines))
     logger.info("%s: %d scores → %s", args.test, X.shape[0], args.predictions)
     return 0
 
@@ -206,10 +218,9 @@ def _eval(args):
     import numpy as np
     from sklearn.exceptions import UndefinedMetricWarning
 
-    from ssvm.datasets.letor import _read_letor
     from ssvm.metrics import query_scores
 
-    _, relevance, qid, _ = _read_letor(args.test, None, None, "auto")  # labels and qid: any index base
+    _, relevance, qid, _ = _read(args.test, None, "auto")  # labels and qid: any index base
     scores = _read_predictions(args.predictions, relevance.shape[0])
     cutoffs = sorted(set(args.k or [1, 5, 10]))
     if any(k < 1 for k in cutoffs):

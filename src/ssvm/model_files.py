@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ssvm._atomic import atomic_write
 from ssvm._model_schemas import ESTIMATORS, KINDS, RELATIONS, SCHEMAS, TRANSFORMERS, finite_number, module_of, nullable
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_model", "save_model"]
@@ -54,7 +55,8 @@ def save_model(estimator, path, *, metadata=None):
         as its refitted ``best_estimator_`` (a ``RankSVM``; the cross-validation record is not
         saved), so loading it gives that ``RankSVM``.
     path : str or path-like
-        The file to write (overwritten if it exists).
+        The file to write (replaced if it exists). It is written to a temporary file in the same
+        directory and renamed into place, so an interrupted save leaves the old file or none.
     metadata : dict, optional
         Notes kept beside the model: string keys, values None, bool, number or string (the
         ``ssvm`` command line keeps the training file's name and index base here).
@@ -76,7 +78,7 @@ def save_model(estimator, path, *, metadata=None):
                 "sklearn_version": _version("sklearn"), "metadata": _check_metadata(metadata or {}, ValueError),
                 "model": _encode_model(estimator)}
     text = json.dumps(document, allow_nan=False, separators=(",", ":"))
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    atomic_write(path, text + "\n")
 
 
 def _check_metadata(metadata, error):
