@@ -75,22 +75,49 @@ def add_file_commands(sub):
     predict.add_argument("test", metavar="TEST", help="file to score")
     predict.add_argument("model", metavar="MODEL", help="model file written by ssvm train or ssvm.save_model")
     predict.add_argument("predictions", metavar="PREDICTIONS", help="file to write the scores to")
-    evaluate = sub.add_parser("eval", help="per-query mean AP, NDCG, NDCG@k and P@k of a predictions file",
-                              description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores "
-                              "in PREDICTIONS and print the mean of each measure over the queries.")
+    evaluate = sub.add_parser(
+        "eval", help="trec_eval's measures of a predictions file: map, ndcg, ndcg_cut_k, P_k (means or per query)",
+        description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores in PREDICTIONS (ties by row "
+        "order) and print, in trec_eval's format and names, mean AP (map), NDCG (ndcg), NDCG@k (ndcg_cut_k) and "
+        "precision@k divided by k (P_k). trec_eval's own numbers: --gain linear --all-queries.")
     evaluate.add_argument("test", metavar="TEST", help="file with the relevance labels and qid:")
     evaluate.add_argument("predictions", metavar="PREDICTIONS", help="one score per line, in TEST's row order")
-    evaluate.add_argument("-k", type=int, action="append", default=None,
-                          help="cut-off of NDCG@k and P@k (repeat for several; default 1, 5, 10)")
+    evaluate.add_argument("-k", type=_cutoffs, action="append", default=None, metavar="K[,K...]",
+                          help="cut-offs of ndcg_cut and P, comma-separated or repeated (default 1,5,10)")
+    evaluate.add_argument("--gain", choices=("exponential", "linear", "binary"), default="exponential",
+                          help="gains of ndcg and ndcg_cut: exponential (2^r - 1, the default: what ssvm train "
+                          "--loss ndcg optimises, and LETOR's, LightGBM's and XGBoost's NDCG), linear (r, trec_eval's "
+                          "ndcg) or binary ([r > 0]); map and P count r > 0 as relevant")
+    evaluate.add_argument("--all-queries", action="store_true",
+                          help="average over every query of TEST, as trec_eval: a query without a relevant row "
+                          "scores 0, one whose rows are all relevant 1 (P_k: its size / k if below k). By default "
+                          "such queries, whose every ranking scores the same, are left out of the means, as in "
+                          "training")
+    evaluate.add_argument("--per-query", action="store_true",
+                          help="also print every query's values (trec_eval -q), before the means; nan for a query "
+                          "left out of the means")
     for parser in (train, predict):
         parser.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
                             help="feature indices start at 0 (default auto: 0-based if an index 0 occurs, "
                             "and predict reads the test file as the model's training file was read)")
-    for parser in (train, predict, evaluate):
+    for parser, what in ((train, "progress (-v or -v 1: solver summary and info logging; -vv or -v 2: every "
+                                 "iteration)"), (predict, "info logging"), (evaluate, "which queries are left out")):
         parser.add_argument("-v", "--verbose", action="count", default=0,
-                            help="progress (-v or -v 1: solver summary and info logging; -vv or -v 2: every "
-                            "iteration); with an error, its traceback. As SVM^rank's -v [0..3], a level "
-                            "0 to 3 right after -v is the level, never a file name")
+                            help=f"{what}; with an error, its traceback. As SVM^rank's -v [0..3], a level 0 to 3 "
+                            "right after -v is the level, never a file name")
+
+
+def _cutoffs(text):
+    """``-k 1,5,10``: a list of cut-offs (integers >= 1)."""
+    import argparse
+
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"cut-offs are integers separated by commas, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"cut-offs must be integers >= 1, got {text!r}")
+    return values
 
 
 def run_file_command(args):
@@ -213,36 +240,48 @@ def _read_predictions(path, n_rows):
 
 
 def _eval(args):
-    import warnings
-
     import numpy as np
-    from sklearn.exceptions import UndefinedMetricWarning
 
-    from ssvm.metrics import query_scores
+    from ssvm.metrics import measure_table
 
     _, relevance, qid, _ = _read(args.test, None, "auto")  # labels and qid: any index base
     scores = _read_predictions(args.predictions, relevance.shape[0])
-    cutoffs = sorted(set(args.k or [1, 5, 10]))
-    if any(k < 1 for k in cutoffs):
-        raise ValueError(f"-k must be at least 1, got {min(cutoffs)}")
-    graded = np.unique(relevance).size > 2 and relevance.min() >= 0
-    measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg", "gain": "binary"})]
-    measures += [(f"NDCG@{k}", {"loss": "ndcg", "gain": "binary", "k": k}) for k in cutoffs]
-    measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
-    if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
-        measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gain": "exponential"})]
-        measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gain": "exponential", "k": k})
-                     for k in cutoffs]
-    n_queries = np.unique(qid).size
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)  # no query counts: NaN, said below
-        for name, options in measures:
-            values = query_scores(relevance, scores, qid=qid, **options)
-            rows.append((name, float(np.mean(values)) if values.size else float("nan"), values.size))
-    width = max(len(name) for name, _, _ in rows)
-    out = [f"{args.test}: {relevance.shape[0]} rows, {n_queries} queries; the mean over the queries that count "
-           "(binary measures: a relevant and a non-relevant row, y > 0 relevant)"]
-    out += [f"{name:<{width}}  {value:.4f}  ({count} queries)" for name, value, count in rows]
+    cutoffs = sorted({k for group in args.k or [[1, 5, 10]] for k in group})
+    ids, columns = measure_table(relevance, scores, qid=qid, k=cutoffs, gain=args.gain,
+                                 all_queries=args.all_queries, measures=("map", "ndcg", "ndcg_cut", "P"))
+    out = []
+    if args.per_query:
+        out += [_trec_line(name, query, values[i]) for i, query in enumerate(ids) for name, values in columns.items()]
+    out.append(_trec_line("num_q", "all", len(ids)))
+    for name, values in columns.items():
+        counted = values[~np.isnan(values)]
+        out.append(_trec_line(name, "all", float(np.mean(counted)) if counted.size else float("nan")))
     sys.stdout.write("\n".join(out) + "\n")
+    if not args.all_queries:
+        _say_left_out(columns, len(ids), ids, args.verbose)
     return 0
+
+
+def _trec_line(name, query, value):
+    """One line as trec_eval prints it: the measure, the query (or ``all``), the value."""
+    return f"{name:<22}\t{query}\t{value}" if isinstance(value, int) else f"{name:<22}\t{query}\t{value:.4f}"
+
+
+def _say_left_out(columns, n_queries, ids, verbose):
+    """One line on stderr: how many queries the means leave out (and, with -v, which)."""
+    import numpy as np
+
+    left = {name: np.isnan(values) for name, values in columns.items()}
+    counts = {}
+    for name, mask in left.items():
+        counts.setdefault(int(mask.sum()), []).append(name)
+    if not any(counts.keys() - {0}):
+        return
+    parts = [f"{count} for {', '.join(names)}" for count, names in sorted(counts.items()) if count]
+    which = ""
+    if verbose:
+        first = next(mask for mask in left.values())
+        which = "; queries " + " ".join(str(ids[i]) for i in np.flatnonzero(first))
+    sys.stderr.write(f"ssvm eval: queries left out of the means (every ranking of them scores the same: no relevant "
+                     f"or no non-relevant row, or for graded gains one grade), of {n_queries}: {'; '.join(parts)}; "
+                     f"--all-queries averages over every query, as trec_eval{which}\n")
