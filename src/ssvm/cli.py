@@ -18,12 +18,14 @@ numpy, scikit-learn and the estimators are imported by the commands when they ru
 ``ssvm --version`` and ``--help`` parse the command line without them.
 """
 
+import argparse
 import logging
 import sys
 import traceback
 from pathlib import Path
 
 from ssvm._atomic import atomic_write, refuse_overwriting
+from ssvm._svmlight_flags import EPILOG, add_svmlight_flags, check_svmlight_flags
 
 __all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
 
@@ -42,33 +44,37 @@ def add_file_commands(sub):
     """
     train = sub.add_parser("train", help="train a RankSVM on an svmlight / LETOR file and write a model file",
                            description="ssvm train [options] TRAIN MODEL: RankSVM on an svmlight / LETOR file "
-                           "(qid: rows, or one query of all rows); the model file is JSON data.")
+                           "(qid: rows, or one query of all rows); the model file is JSON data.",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("train", metavar="TRAIN", help="training file (label [qid:Q] index:value ... [# comment])")
     train.add_argument("model", metavar="MODEL", help="model file to write")
     train.add_argument("-c", dest="C", type=float, default=1.0, help="RankSVM's C (default 1.0)")
     # names are checked by RankSVM itself (one line naming the accepted ones), so that the
     # parser, and ssvm --version, need not import the estimators
-    train.add_argument("--loss", default="ap", help="task loss: ap (default), ndcg, precision_at_k, zero_one")
+    train.add_argument("--loss", default=None, help="task loss: ap (default), ndcg, precision_at_k, zero_one")
     train.add_argument("--oracle", default="auto", help="loss-augmented inference (default auto: the fastest)")
     train.add_argument("--solver", default="cutting_plane",
                        help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
-    train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
-    train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
+    train.add_argument("--tol", "-e", type=float, default=1e-3,
+                       help="stopping tolerance, a relative duality gap (default 1e-3; -e as in SVM^rank)")
+    train.add_argument("--max-iter", "-#", type=int, default=None,
+                       help="solver iterations (default: the solver's; -# as in SVM^light)")
     train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k (default 10)")
-    train.add_argument("--gain", default="exponential",
+    train.add_argument("--gain", choices=("exponential", "linear", "binary"), default=None,
                        help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
     train.add_argument("--seed", type=int, default=None,
                        help="seed of the stochastic solvers (pegasos, frank_wolfe) and of --transform quantile")
     train.add_argument("--transform", choices=_TRANSFORMS, default="none",
-                       help="feature transform before the model: quantile (QuantileTransformer to a normal, "
-                       "recommended for heavy-tailed LETOR features; its quantiles come from every row of "
-                       "TRAIN, no subsample at any size, so the same file gives the same model), standard "
-                       "(StandardScaler) or none")
+                       help="feature transform before the model: quantile (QuantileTransformer to a normal; use it "
+                       "for raw LETOR features whose columns differ by orders of magnitude, see below; its "
+                       "quantiles come from every row of TRAIN, so the same file gives the same model), standard "
+                       "(StandardScaler) or none (default: features already scaled)")
     train.add_argument("--allow-unconverged", action="store_true",
                        help="write the model even when the solver stops at --max-iter before --tol or the fit "
                        "ends at w = 0 (every row scores the same); without it such a fit is refused with "
                        "exit status 1 and no model file")
+    add_svmlight_flags(train)
     predict = sub.add_parser("predict", help="score a file's rows with a model file",
                              description="ssvm predict TEST MODEL PREDICTIONS: one score per line, in the "
                              "file's row order (several per line for a one-vs-rest model).")
@@ -109,8 +115,6 @@ def add_file_commands(sub):
 
 def _cutoffs(text):
     """``-k 1,5,10``: a list of cut-offs (integers >= 1)."""
-    import argparse
-
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -164,6 +168,23 @@ def _read(path, n_features, zero_based):
     return X, relevance, qid, zero_based
 
 
+def _check_loss_options(args):
+    """``-l``, ``-t``, ``-w``, ``-z``, then ``--loss`` among the registry's names and ``-k`` / ``--gain`` only with a
+    loss that takes them (one line each, before any file is read)."""
+    from ssvm.losses import LOSS_NAMES, loss_entry
+
+    check_svmlight_flags(args, loss_given=args.loss is not None)
+    args.loss = args.loss or "ap"
+    if args.loss not in LOSS_NAMES:
+        raise ValueError(f"--loss {args.loss}: choose one of {', '.join(LOSS_NAMES)}")
+    entry = loss_entry(args.loss)
+    if args.k is not None and "k" not in entry.params:
+        raise ValueError(f"-k is the cut-off of --loss precision_at_k; --loss {args.loss} has none")
+    if args.gain is not None and not entry.gains:
+        raise ValueError(f"--gain sets the gains of --loss ndcg; --loss {args.loss} counts r > 0 as relevant")
+    args.gain = args.gain or "exponential"
+
+
 def _train(args):
     import numpy as np
     from sklearn.pipeline import make_pipeline
@@ -174,6 +195,7 @@ def _train(args):
     from ssvm.model_files import save_model
 
     refuse_overwriting(args.model, "MODEL", [("training", args.train)])
+    _check_loss_options(args)
     X, relevance, qid, zero_based = _read(args.train, None, _zero_based(args.zero_based))
     model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=args.C, k=args.k, gain=args.gain,
                     tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
