@@ -73,7 +73,7 @@ def query_values(y_true, y_score, *, qid, loss, gain, k, all_queries, precision=
     if precision == "trec":
         per_query = lambda s, g: trec_precision(s, g, int(k))  # noqa: E731 (defined for every query)
     counts = _every_query if entry.metric == "accuracy" else _several_grades if gain != "binary" else _both_classes
-    queries = resolve_queries(y_score.shape[0], qid=qid)
+    queries = resolve_queries(y_score.shape[0], qid=qid, rows="y_score")
     values = np.full(len(queries), np.nan)
     for i, q in enumerate(queries):
         if counts(grades[q]):

@@ -22,9 +22,11 @@ import argparse
 import logging
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from ssvm._atomic import atomic_write, refuse_overwriting
+from ssvm._cli_messages import cli_spelling, skipped_queries, warning_lines
 from ssvm._svmlight_flags import EPILOG, add_svmlight_flags, check_svmlight_flags
 
 __all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
@@ -141,14 +143,20 @@ def run_file_command(args):
     if args.verbose:
         logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
     command = {"train": _train, "predict": _predict, "eval": _eval}[args.command]
-    try:
-        return command(args)
-    except (OSError, ValueError) as exc:
-        if args.verbose:
-            traceback.print_exc(file=sys.stderr)
-        message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
-        sys.stderr.write(f"ssvm {args.command}: error: {str(message).splitlines()[0]}\n")
-        return 1
+    args.skipped = None  # train: (ids, number of queries) of the queries it skipped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning, each printed below as one line
+        try:
+            status = command(args)
+        except (OSError, ValueError) as exc:
+            if args.verbose:
+                traceback.print_exc(file=sys.stderr)
+            message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
+            sys.stderr.write(f"ssvm {args.command}: error: {cli_spelling(message)}\n")
+            status = 1
+    for line in warning_lines(args.command, caught, args.skipped, args.verbose):
+        sys.stderr.write(line + "\n")
+    return status
 
 
 def _zero_based(option, model_choice=None):
@@ -208,6 +216,7 @@ def _train(args):
         model = make_pipeline(transform, model)
         X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
     # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
+    args.skipped = skipped_queries(relevance, qid, graded=args.loss == "ndcg" and args.gain != "binary")
     converged = fit_reporting_convergence(
         model, X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
     problem = fit_problem(model[-1] if args.transform != "none" else model, converged, args.tol)
@@ -231,7 +240,14 @@ def _predict(args):
     if type(ranker).__name__ != "RankSVM":
         raise ValueError(f"{args.model} holds a {type(ranker).__name__}; ssvm predict scores rows with a RankSVM "
                          "(use the Python API for the others)")
-    X, _, _, _ = _read(args.test, ranker.n_features_in_, _zero_based(args.zero_based, metadata.get("zero_based")))
+    zero_based = _zero_based(args.zero_based, metadata.get("zero_based"))
+    try:
+        X, _, _, _ = _read(args.test, ranker.n_features_in_, zero_based)
+    except ValueError as exc:
+        if zero_based is True and "is beyond n_features" in str(exc):
+            raise ValueError(f"{exc}: the model was trained on a 0-based file; if {args.test} is 1-based (as SVM^rank "
+                             "writes), pass --zero-based no") from exc
+        raise
     scores = model.decision_function(X.toarray() if hasattr(model, "steps") else X)
     lines = [" ".join(map(repr, row)) for row in scores.tolist()] if scores.ndim == 2 else map(repr, scores.tolist())
     atomic_write(args.predictions, "".join(f"{line}\n" for line in lines))
