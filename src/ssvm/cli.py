@@ -4,15 +4,18 @@ Users of SVM^rank, SVM^map, SVM^perf or RankLib train from files::
 
     ssvm train -c 1 --loss ap train.dat model.json    # svmlight / LETOR file → model file (JSON data)
     ssvm predict test.dat model.json predictions      # one score per line, in the file's row order
-    ssvm eval test.dat predictions                    # per-query mean AP, NDCG, NDCG@k, P@k
+    ssvm eval test.dat predictions                    # trec_eval's map, ndcg, ndcg_cut_k, P_k
 
 Files are read by :func:`ssvm.datasets.load_letor` (``qid:``, ``#`` comments, sparse, 1- or
 0-based indices detected; rows with the same ``qid`` form one query wherever they are). Models
 are written and read by :func:`ssvm.save_model` / :func:`ssvm.load_model`; the training file's
 index base is kept in the model file so that a test file is read the same way. Bad input gives
 one line on stderr and exit status 1 (``-v`` adds the traceback), and so does a fit that stops
-before its tolerance or ends at w = 0 (no model file is written unless ``--allow-unconverged``).
-The docs: "Command line".
+before its tolerance or ends at w = 0 (no model file is written unless ``--allow-unconverged``);
+warnings are one line each (:mod:`ssvm._cli_messages`). No command writes over one of its inputs,
+and every output is written whole or not at all (:mod:`ssvm._atomic`). SVM^rank's flags are in
+:mod:`ssvm._svmlight_flags`, ``ssvm eval``'s measures in :func:`ssvm.metrics.evaluate`. The docs:
+"Command line".
 
 numpy, scikit-learn and the estimators are imported by the commands when they run, not here:
 ``ssvm --version`` and ``--help`` parse the command line without them.
