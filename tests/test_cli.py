@@ -13,7 +13,7 @@ import ssvm
 from ssvm import RankSVM, load_model
 from ssvm.__main__ import main
 from ssvm.datasets import load_letor
-from ssvm.metrics import ranking_score
+from ssvm.metrics import precision_at_k, ranking_score
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +54,19 @@ def test_train_predict_eval_round_trip_equals_the_python_estimator(files, capsys
     capsys.readouterr()
     assert run("eval", "-k", 3, test, predictions) == 0
     out = capsys.readouterr().out
-    values = {line.split("  ")[0]: float(line.split()[-3]) for line in out.splitlines()[1:]}
-    assert values["mean AP"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ap"), abs=5e-5)
-    assert values["NDCG@3"] == pytest.approx(  # the plain rows: binary gains, y > 0 relevant
-        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="binary", k=3), abs=5e-5)
-    assert values["P@3"] == pytest.approx(
-        ranking_score(rel_test, scores, qid=qid_test, loss="precision_at_k", k=3), abs=5e-5)
-    assert values["NDCG, gains 2^r-1"] == pytest.approx(
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in out.splitlines()}
+    assert values["num_q"] == 3
+    assert values["map"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ap"), abs=5e-5)
+    assert values["ndcg_cut_3"] == pytest.approx(  # graded, gains 2^r - 1 by default
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="exponential", k=3), abs=5e-5)
+    assert values["P_3"] == pytest.approx(precision_at_k(rel_test, scores, qid=qid_test, k=3), abs=5e-5)
+    assert values["ndcg"] == pytest.approx(
         ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="exponential"), abs=5e-5)
+    assert run("eval", "--gain", "binary", "--all-queries", test, predictions) == 0
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in capsys.readouterr().out.splitlines()}
+    assert values["ndcg"] == pytest.approx(
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="binary", all_queries=True), abs=5e-5)
+    assert sorted(values) == ["P_1", "P_10", "P_5", "map", "ndcg", "ndcg_cut_1", "ndcg_cut_10", "ndcg_cut_5", "num_q"]
 
 
 def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path):
@@ -134,7 +139,7 @@ def test_bad_input_gives_one_line_and_a_nonzero_exit(files, tmp_path, capsys):
     assert run("eval", files / "test.dat", tmp_path / "short") == 1
     assert "has 1 scores but the test file has 60 rows" in _one_error_line(capsys)
     assert run("train", "--loss", "hinge", files / "train.dat", tmp_path / "m3.json") == 1
-    assert "The 'loss' parameter of RankSVM must be a str among" in _one_error_line(capsys)
+    assert _one_error_line(capsys).endswith("--loss hinge: choose one of ap, ndcg, zero_one, precision_at_k")
     assert not (tmp_path / "p").exists() and not (tmp_path / "m2.json").exists()
 
 

@@ -41,7 +41,7 @@ def client():
         yield c
 
 
-def two_workers(client, timeout=60):
+def two_workers(client, timeout=240):
     """Wait until two workers run: a worker killed by a test is restarted by its nanny. On a loaded
     host a nanny may give up instead (it closes, and its worker never returns); then one more
     worker is started in its place, so that one flaky restart does not fail every later test."""
@@ -388,7 +388,7 @@ def test_interrupted_fit_resumes_from_warm_start(client):
             model.fit(Xd, y, qid=qid)
         stopped = model.objective_
         client.restart(wait_for_workers=False)  # every block, hinge and result on the cluster is gone
-        two_workers(client, timeout=120)
+        two_workers(client)
         model.set_params(max_iter=None).fit(Xd, y, qid=qid)
     assert model.history_[0]["primal"] == pytest.approx(stopped, rel=1e-12)
     assert abs(model.objective_ - full.objective_) <= 1e-3 * full.objective_

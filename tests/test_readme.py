@@ -48,6 +48,6 @@ def test_readme_stays_short():
 @pytest.mark.parametrize("page, k, code", BLOCKS, ids=[f"{page}-{k}" for page, k, _ in BLOCKS])
 def test_block_runs(tmp_path, page, k, code):
     env = {**os.environ, "MPLBACKEND": "agg"}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=tmp_path, env=env)
     assert proc.returncode == 0, f"{page}, python block {k}:\n{code}\n{proc.stderr[-3000:]}"

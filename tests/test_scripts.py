@@ -20,12 +20,12 @@ def scripts_on_path():
     sys.path.remove(str(SCRIPTS))
 
 
-def run_script(name, tmp_path, *, plot=True, timeout=120):
+def run_script(name, tmp_path, *, plot=True):
     out_json = tmp_path / f"{name}.json"
     proc = subprocess.run(
         [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json)]
         + (["--plot", str(tmp_path / "plots")] if plot else []),
-        capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
+        capture_output=True, text=True, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, json.loads(out_json.read_text()), sorted(
@@ -190,7 +190,7 @@ def test_plot_without_matplotlib_fails_at_the_start(tmp_path, command):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(fake.parent), repo, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, *command, "--quick", "--plot", str(tmp_path / "plots")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "--plot needs matplotlib" in proc.stderr and 'pip install "ssvm[plot]"' in proc.stderr
     assert proc.stdout == ""  # no table: nothing ran
@@ -342,7 +342,7 @@ def test_exp_proposal_recall_quick(tmp_path):
 
 @needs_cnn
 def test_bench_window_features_quick(tmp_path):
-    out, result, _ = run_script("bench_window_features", tmp_path, plot=False, timeout=300)
+    out, result, _ = run_script("bench_window_features", tmp_path, plot=False)
     assert "Extrapolation to VOC 2007" in out
     assert [r["windows"] for r in result["features"]] == [20, 50]
     for disk in result["disk"]:
@@ -353,7 +353,7 @@ def test_bench_window_features_quick(tmp_path):
 
 @needs_cnn
 def test_exp_cnn_features_quick(tmp_path):
-    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False, timeout=300)
+    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False)
     assert [r["features"] for r in result["rows"]] == ["HOG + colour", "stage5 1x1", "head 1x1"]
     assert [r["dims"] for r in result["rows"]] == [396, 112, 1280]
     for r in result["rows"]:
