@@ -203,6 +203,7 @@ def _train(args):
 
     from ssvm._fit_checks import fit_problem, fit_reporting_convergence
     from ssvm.estimators import RankSVM
+    from ssvm.losses import loss_entry
     from ssvm.model_files import save_model
 
     refuse_overwriting(args.model, "MODEL", [("training", args.train)])
@@ -219,7 +220,7 @@ def _train(args):
         model = make_pipeline(transform, model)
         X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
     # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
-    args.skipped = skipped_queries(relevance, qid, graded=args.loss == "ndcg" and args.gain != "binary")
+    args.skipped = skipped_queries(relevance, qid, graded=bool(loss_entry(args.loss).gains) and args.gain != "binary")
     converged = fit_reporting_convergence(
         model, X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
     problem = fit_problem(model[-1] if args.transform != "none" else model, converged, args.tol)

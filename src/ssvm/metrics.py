@@ -51,13 +51,14 @@ from sklearn.exceptions import UndefinedMetricWarning
 from ssvm._query_values import query_values
 from ssvm._threshold import accuracy_threshold
 from ssvm.exceptions import external_stacklevel
+from ssvm.losses import loss_entry
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
            "mean_ndcg", "ndcg_at_k", "precision_at_k", "evaluate", "accuracy_threshold"]
 
 #: the measures of :func:`evaluate`: trec_eval's name, the loss it is one minus, whether it is taken at each
 #: cut-off k (named ``{name}_{k}``) and whether it takes ``gain``
-MEASURES = {"map": ("ap", False), "ndcg": ("ndcg", False), "ndcg_cut": ("ndcg", True), "P": ("precision_at_k", True)}
+MEASURES = dict(map=("ap", False), ndcg=("ndcg", False), ndcg_cut=("ndcg", True), P=("precision_at_k", True))
 
 
 def mean_average_precision(y_true, y_score, *, qid=None, all_queries=False):
@@ -276,7 +277,7 @@ def measure_table(y_true, y_score, *, qid, k, gain, all_queries, measures):
         loss, at_k = MEASURES[name]
         for cutoff in cutoffs if at_k else [None]:
             ids, columns[name if cutoff is None else f"{name}_{cutoff}"] = query_values(
-                y_true, y_score, qid=qid, loss=loss, gain=gain if loss == "ndcg" else None, k=cutoff,
+                y_true, y_score, qid=qid, loss=loss, gain=gain if loss_entry(loss).gains else None, k=cutoff,
                 all_queries=all_queries, precision="trec" if name == "P" else "trained")
     return ids, columns
 
