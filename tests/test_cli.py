@@ -266,7 +266,8 @@ def test_a_one_vs_rest_model_writes_a_score_per_class_on_each_line(files, tmp_pa
 def _eval_table(capsys, *args):
     capsys.readouterr()
     assert run("eval", *args) == 0
-    return {line.split("  ")[0]: float(line.split()[-3]) for line in capsys.readouterr().out.splitlines()[1:]}
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]  # trec_eval's: name, query, value
+    return {name.strip(): float(value) for name, query, value in rows if query == "all"}
 
 
 def test_eval_reads_scores_around_blank_lines_and_refuses_too_many(files, tmp_path, capsys):
@@ -280,13 +281,14 @@ def test_eval_reads_scores_around_blank_lines_and_refuses_too_many(files, tmp_pa
     assert "long has 61 scores but the test file has 60 rows" in _one_error_line(capsys)
 
 
-def test_eval_reports_cutoffs_1_5_10_and_graded_gains_only_for_grades(files, tmp_path, capsys):
+def test_eval_reports_cutoffs_1_5_10_by_default_on_graded_and_binary_files(files, tmp_path, capsys):
     scores = np.random.default_rng(5).normal(size=60).tolist()
     (tmp_path / "p").write_text("".join(f"{s!r}\n" for s in scores))
     graded = _eval_table(capsys, files / "test.dat", tmp_path / "p")
-    at = {f"{name}@{k}" for name in ("NDCG", "P") for k in (1, 5, 10)}  # the default cut-offs
-    assert set(graded) == {"mean AP", "NDCG", "NDCG, gains 2^r-1", *at, *(f"NDCG@{k}, gains 2^r-1" for k in (1, 5, 10))}
+    at = {f"{name}_{k}" for name in ("ndcg_cut", "P") for k in (1, 5, 10)}  # the default cut-offs
+    assert set(graded) == {"num_q", "map", "ndcg", *at}
     X, relevance, qid = load_letor(files / "test.dat")
     dump_svmlight_file(X, (relevance > 0).astype(float), str(tmp_path / "binary.dat"), query_id=qid)
     binary = _eval_table(capsys, tmp_path / "binary.dat", tmp_path / "p")
-    assert set(binary) == {"mean AP", "NDCG", *at}
+    assert set(binary) == {"num_q", "map", "ndcg", *at}
+    assert binary["map"] == graded["map"]  # AP reads y > 0 whatever the grades
