@@ -83,7 +83,7 @@ def test_a_terminated_run_puts_the_original_back(mutation, module):
     path, folder = module
     process = _run_guarded(path, folder)
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=30) == 143
+    assert process.wait() == 143
     assert path.read_text() == ORIGINAL
     assert list(folder.iterdir()) == []
 
@@ -92,7 +92,7 @@ def test_the_next_run_puts_back_what_a_killed_run_left(mutation, module):
     path, folder = module
     process = _run_guarded(path, folder)
     process.kill()
-    process.wait(timeout=30)
+    process.wait()
     assert path.read_text() == MUTANT  # nothing runs after SIGKILL: the guard stays
     assert mutation.put_back_left(folder) == [str(path.resolve())]
     assert path.read_text() == ORIGINAL
