@@ -52,7 +52,8 @@ _ZERO_START = (
     "fit would end at w = 0. Use init='auto' (the default), 'mean', 'zero_one' or a non-zero weight "
     "vector."
 )
-_WORDS = ("auto", "mean", "zero_one")
+_FROM_ZERO_ONE = "zero_one"  # the start word (and kind) of the latent 0-1 SVM's weights, not a loss name
+_WORDS = ("auto", "mean", _FROM_ZERO_ONE)
 
 
 def zero_start_error(init):
@@ -131,13 +132,13 @@ def start_specs(init, ranking):
         if item not in _WORDS:
             raise ValueError(f"unknown start {item!r} in init: use 'auto', 'mean', 'zero_one' or a "
                              "weight vector")
-        if item == "zero_one" and not ranking:
+        if item == _FROM_ZERO_ONE and not ranking:
             raise ValueError("init='zero_one' starts a rank loss from the latent 0-1 SVM; the 0-1 "
                              "loss itself starts from 'mean' or a weight vector")
         if item in ("auto", "mean"):
             specs.append(("mean", "mean", None))
-        factors = ZERO_ONE_FACTORS if item == "auto" and ranking else (1.0,) if item == "zero_one" else ()
-        specs += [(f"zero_one C*{f:g}", "zero_one", f) for f in factors]
+        factors = ZERO_ONE_FACTORS if item == "auto" and ranking else (1.0,) if item == _FROM_ZERO_ONE else ()
+        specs += [(f"zero_one C*{f:g}", _FROM_ZERO_ONE, f) for f in factors]
     seen, unique = set(), []
     for spec in specs:
         if spec[0] not in seen:
@@ -182,7 +183,7 @@ def start_weights(model, kind, value, *, data, positive, ranking, intercept, met
     """
     if kind == "vector":
         return value
-    if kind == "zero_one":
+    if kind == _FROM_ZERO_ONE:
         w0, zero_one = zero_one_weights(model, value, data, positive, intercept, seed)
         meter.seconds, meter.calls = meter.seconds + zero_one.lai_seconds_, meter.calls + zero_one.lai_calls_
         return w0
