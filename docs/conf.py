@@ -10,6 +10,7 @@ checkout itself is never imported: install it, editable or not, first). The exam
 """
 
 import importlib.util
+import inspect
 import os
 import warnings
 
@@ -24,6 +25,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 shipped into _static/mathjax: the pages render math offline, no CDN
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -58,8 +60,19 @@ def _skip_generated_members(app, what, name, obj, skip, options):
     return None
 
 
+def _own_init_signature(app, what, name, obj, options, signature, return_annotation):
+    """A class whose base is a stand-in (``torch.nn.Module`` when PyTorch is mocked) shows the
+    stand-in's ``(*args, **kwargs)``: show the signature of the class's own ``__init__`` instead."""
+    init = getattr(obj, "__init__", None)
+    if what != "class" or signature != "(*args, **kwargs)" or not getattr(init, "__module__", "").startswith("ssvm"):
+        return None
+    own = inspect.signature(init)
+    return str(own.replace(parameters=list(own.parameters.values())[1:])), return_annotation
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_generated_members)
+    app.connect("autodoc-process-signature", _own_init_signature)
 
 
 # --- markdown pages (MyST) -------------------------------------------------------------------

@@ -160,8 +160,10 @@ def _chosen(setting, scores, score_by):
             "scores": [{**p._asdict(), "score": v} for p, v in scores.items()]}
 
 
-# --ap-init: the starts in the AP-SVM's grid; "lowest_j" fits both starts and keeps the lower final J
-AP_INITS = {"select": ("zero_one", "mean"), "lowest_j": ("lowest_j",), "zero_one": ("zero_one",), "mean": ("mean",)}
+# --ap-init: the starts in the AP-SVM's grid; "lowest_j" fits both starts and keeps the lower final J;
+# "auto": the estimator's starts (init="auto") and the validated 0-1 SVM's weights, the lowest final J
+AP_INITS = {"auto": ("auto",), "select": ("zero_one", "mean"), "lowest_j": ("lowest_j",),
+            "zero_one": ("zero_one",), "mean": ("mean",)}
 STARTS = ("mean", "zero_one")
 
 
@@ -178,8 +180,8 @@ LATENT_SPECS = {
 
 
 def train_class(name, y, split, args, work, keep):
-    """Fit the latent detectors (with the Yue-oracle twin of the latent AP-SVM), the whole-image
-    baseline and the supervised bound for one class.
+    """Fit the latent detectors (with the Yue-oracle twin of the latent AP-SVM unless ``--no-yue-twin``),
+    the whole-image baseline and the supervised bound for one class.
 
     Only the images in the boolean mask ``keep`` are used.  Returns the models as (coef,
     intercept, setting), the latent ones as fitted :class:`ssvm.LatentRankSVM`, the seconds of each
@@ -200,9 +202,13 @@ def train_class(name, y, split, args, work, keep):
 
     def start(key, setting, fit_images, y_fit, X, offsets):
         """w0 of a fit: with a ``zero_one`` start, the latent 0-1 SVM's weights (at its validated C)
-        on the same images and windows, fitted once per setting; else each image's mean window."""
+        on the same images and windows, fitted once per setting; with ``auto``, the estimator's
+        starts and those weights; else each image's mean window."""
         if setting.init == "mean":
             return "mean"
+        if setting.init == "auto":
+            weights = start(key, setting._replace(init="zero_one"), fit_images, y_fit, X, offsets)
+            return ["auto", weights] if np.any(weights) else "auto"
         C = selection["latent_zero_one"][0].C
         memo = (tuple(fit_images.tolist()), setting.scale, setting.min_area, C)  # the start's key
         if memo not in starts:
@@ -222,7 +228,8 @@ def train_class(name, y, split, args, work, keep):
             model = latent_model(key, at, checkpoint and checkpoint.with_name(f"{checkpoint.name}-{tag}.npz"),
                                  start(key, at, fit_images, y_fit, X, offsets))
             with _warnings_as_log():
-                fits.append((model.fit(X, y_fit, offsets=offsets, resume=bool(checkpoint) and args.resume), init))
+                model.fit(X, y_fit, offsets=offsets, resume=bool(checkpoint) and args.resume)
+            fits.append((model, init if init != "auto" else model.start_.replace("vector 0", "zero_one")))
         return min(fits, key=lambda fit: fit[0].history_[-1])
 
     def fitter(key):
@@ -258,9 +265,9 @@ def train_class(name, y, split, args, work, keep):
     logger.info("%s: latent models' selection %.1fs (%s)", name, selection_seconds,
                 "a cold fit per C" if args.cold_selection else "a warm path over C")
     models, latent, seconds, started = {}, {}, {}, {}
-    for key in LATENT_SPECS:
+    for key in [k for k in LATENT_SPECS if not (k == "latent_ap_svm_yue" and args.no_yue_twin)]:
         setting = selection[key][0]
-        if key == "latent_ap_svm_yue":  # the twin runs CCCP from the start the QS model kept
+        if key == "latent_ap_svm_yue" and setting.init != "auto":  # the twin: from the QS model's start
             setting = setting._replace(init=started["latent_ap_svm"])
         X, offsets = bags(split, setting, images, whole=key == "whole_image")
         tic = time.perf_counter()
@@ -271,8 +278,9 @@ def train_class(name, y, split, args, work, keep):
         logger.info("%s %s: %s (start %s), %d CCCP steps, J %.4g -> %.4g, LAI %.3fs, %.1fs", name, key,
                     setting.label(), started[key], model.n_iter_, model.history_[0], model.history_[-1],
                     model.lai_seconds_, seconds[key])
-    gap = float(np.max(np.abs(latent["latent_ap_svm"].coef_ - latent["latent_ap_svm_yue"].coef_)))
-    logger.info("%s: max |w_qs - w_yue| = %.3g (both oracles are exact)", name, gap)
+    if "latent_ap_svm_yue" in latent:
+        gap = float(np.max(np.abs(latent["latent_ap_svm"].coef_ - latent["latent_ap_svm_yue"].coef_)))
+        logger.info("%s: max |w_qs - w_yue| = %.3g (both oracles are exact)", name, gap)
     chosen = {key: {**_chosen(*selection[key], args.select), "start": started[key]} for key in LATENT_MODELS}
     tic = time.perf_counter()
     supervised, supervised_seconds, supervised_chosen = train_supervised(name, split, images, y, args)

@@ -4,11 +4,13 @@ Per class, each *variant* of a latent detector is trained on image labels only a
 mean 2-fold validation detection AP on the training images (the figure a choice may use), its test
 detection AP (VOC area rule, NMS at 0.3), its training CorLoc, the median area of the windows it
 imputes, and its CCCP run (steps, J at w₀ and at the end). A variant is written
-``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``mean``: each image's mean window;
-``whole``: the whole-image model; ``centre``: the centre prior, the model of each positive image's
-window closest to the middle half of the image (largest IoU with it) against all windows of the
+``LOSS:NEGATIVES[:key=value...]`` with keys ``C``, ``init`` (``auto``: the estimator's default, CCCP
+from the mean window and from the latent 0-1 SVM at C, C/10 and C/100, the lowest final J; ``mean``:
+each image's mean window; ``whole``: the whole-image model; ``centre``: the centre prior, the model
+of each positive image's window closest to the middle half of the image (largest IoU with it) against all windows of the
 negative images; ``zero_one``: the weights of the latent 0-1 SVM with all windows of the negative
-images as negatives and the C of ``--C-zero-one``), ``steps`` (CCCP steps),
+images as negatives and the C of ``--C-zero-one``), ``scale`` (``hinge_scale``: ``margin``, the
+default, or a number; ``scale=1`` is the behaviour before issue 38), ``steps`` (CCCP steps),
 ``tol`` (CCCP's relative tolerance), ``area`` (minimum window area) and ``windows`` (K > 1: each
 positive image enters with its K best windows, re-imputed by CCCP from the 1-window model's
 weights; ``ap:all`` only); ``C`` and ``area`` take
@@ -41,7 +43,7 @@ from _detection_models import Setting, _folds, _warnings_as_log, window_detectio
 logger = logging.getLogger("scripts")
 
 DEFAULT_VARIANTS = "ap:all,zero_one:all,ap:best,zero_one:best"
-INITS = ("mean", "whole", "centre", "zero_one")
+INITS = ("mean", "auto", "whole", "centre", "zero_one")
 
 
 def parse_variant(text, args):
@@ -52,12 +54,13 @@ def parse_variant(text, args):
                          "NEGATIVES all or best")
     spec = {"name": text, "loss": parts[0], "negatives": parts[1], "init": "mean",
             "C": args.C_zero_one if parts[0] == "zero_one" else args.C, "steps": args.max_cccp_iter,
-            "tol": 1e-3, "area": args.min_window_area, "windows": 1}
+            "tol": 1e-3, "area": args.min_window_area, "windows": 1, "scale": "margin"}
     for item in parts[2:]:
         key, _, value = item.partition("=")
-        if key not in ("C", "init", "steps", "tol", "area", "windows"):
+        if key not in ("C", "init", "steps", "tol", "area", "windows", "scale"):
             raise SystemExit(f"bad variant {text!r}: unknown key {key!r}")
-        spec[key] = value if key == "init" else float(value) if key == "tol" else \
+        spec[key] = value if key == "init" or (key, value) == ("scale", "margin") else \
+            float(value) if key in ("tol", "scale") else \
             [float(v) for v in value.split("/")] if key in ("C", "area") else int(value)
     spec["C"], spec["area"] = np.atleast_1d(spec["C"]).tolist(), np.atleast_1d(spec["area"]).tolist()
     if spec["windows"] < 1 or (spec["windows"] > 1 and parts[:2] != ["ap", "all"]):
@@ -72,10 +75,10 @@ def fit_variant(spec, split, setting, images, y, args):
     from ssvm import LatentRankSVM
 
     X, offsets = bags(split, setting, images)
-    if (spec["loss"], spec["init"], spec["tol"]) == ("zero_one", "mean", 1e-3) and \
+    if (spec["loss"], spec["init"], spec["tol"], spec["scale"]) == ("zero_one", "mean", 1e-3, "margin") and \
             (setting.C, spec["steps"]) == (args.C_zero_one, args.max_cccp_iter):
         return _zero_one(X, offsets, y, spec["negatives"], images, setting, args)  # shared with init
-    init = "mean"
+    init = spec["init"] if spec["init"] in ("mean", "auto") else None
     if spec["init"] == "whole":
         init = _fit_whole(spec, split, setting, images, y, args).coef_
     elif spec["init"] == "centre":
@@ -83,7 +86,8 @@ def fit_variant(spec, split, setting, images, y, args):
     elif spec["init"] == "zero_one":
         init = _zero_one(X, offsets, y, "all", images, setting, args).coef_
     model = LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], init=init,
-                          max_cccp_iter=spec["steps"], cccp_tol=spec["tol"], random_state=args.seed)
+                          hinge_scale=spec["scale"], max_cccp_iter=spec["steps"], cccp_tol=spec["tol"],
+                          random_state=args.seed)
     with _warnings_as_log():
         model.fit(X, y, offsets=offsets)
     return model if spec["windows"] == 1 else _several_windows(spec, split, setting, images, y, X, offsets, model)
@@ -142,7 +146,8 @@ def _fit_whole(spec, split, setting, images, y, args):
 
     X, offsets = bags(split, setting, images, whole=True)
     with _warnings_as_log():
-        return LatentRankSVM(loss=spec["loss"], C=setting.C, random_state=args.seed).fit(X, y, offsets=offsets)
+        return LatentRankSVM(loss=spec["loss"], C=setting.C, init="mean", hinge_scale=spec["scale"],
+                             random_state=args.seed).fit(X, y, offsets=offsets)
 
 
 def centre_rows(split, rows, offsets):
@@ -174,6 +179,7 @@ def _fit_centre(spec, split, setting, images, y, args):
     X = view(split.store.features, split.geometry, setting.scale, rows[keep])
     with _warnings_as_log():
         return LatentRankSVM(loss=spec["loss"], C=setting.C, negatives=spec["negatives"], max_cccp_iter=1,
+                             init="mean", hinge_scale=spec["scale"],
                              random_state=args.seed).fit(X, y, offsets=np.r_[0, np.cumsum(sizes)])
 
 

@@ -9,10 +9,12 @@ the weakly supervised detectors. Per class, the detectors below use the same win
 and are evaluated by VOC detection AP (IoU >= 0.5, difficult boxes ignored) on the test split
 after non-maximum suppression (IoU 0.3):
 
-* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed, started
-                          from the latent 0-1 SVM's weights or from each image's mean window, the
-                          start chosen per class on the validation folds like C (``--ap-init
-                          select``), or in every fit the start of the lower final CCCP objective
+* ``latent_ap_svm``       LatentRankSVM(loss="ap"): CCCP, positives' best windows imputed; by default
+                          (``--ap-init auto``) from the estimator's starts (each image's mean window,
+                          the latent 0-1 SVM at C, C/10, C/100) and the latent 0-1 SVM's weights at
+                          its validated C, keeping the run of the lowest final objective J; or the
+                          start chosen per class on the validation folds like C (``select``: the mean
+                          window or the 0-1 SVM's weights), or the lower J of those two
                           (``lowest_j``); ``zero_one`` or ``mean`` fixes it;
 * ``latent_zero_one``     LatentRankSVM(loss="zero_one"): the latent binary SVM, same windows;
 * ``whole_image``         the non-latent baseline: the whole image is the only window;
@@ -92,8 +94,8 @@ def parse_args(argv=None):
                         help="validation score of the latent models' hyper-parameters: 'detection' AP "
                              "(the validation fold's boxes are read) or 'image'-level AP (image labels "
                              "only); default detection")
-    parser.add_argument("--C", help="C of the AP-SVMs, or a comma-separated grid chosen by CV (default 100,1000 "
-                                    "with cnn, 10,100,1000 with hog; --quick 10,100)")
+    parser.add_argument("--C", help="C of the AP-SVMs (in the units of hinge_scale='margin'), or a comma-separated "
+                                    "grid chosen by CV (default 1,100 with cnn, 1,10,100 with hog; --quick 10,100)")
     parser.add_argument("--C-zero-one", help="C grid of the 0-1 SVMs, whose hinge is a mean over the windows "
                                              "(RankSVM(loss='zero_one', C) is LinearSVC(C / n)): default "
                                              "10000,100000 with cnn, 1000,10000,100000 with hog; --quick 100,1000")
@@ -102,19 +104,25 @@ def parse_args(argv=None):
                         help="select the latent models' C by a cold CCCP fit per C (default: one warm path over C, "
                              "ssvm.latent.latent_C_path)")
     parser.add_argument("--negatives", choices=("all", "best"), default="all")
-    parser.add_argument("--ap-init", choices=("select", "lowest_j", "zero_one", "mean"), default="select",
-                        help="CCCP start of the latent AP-SVM: 'zero_one' (the latent 0-1 SVM's weights at its "
-                             "validated C, same images and windows), 'mean' (each image's mean window), "
-                             "'select' (default): the one with the better validation score, chosen with C, or "
-                             "'lowest_j': every fit runs CCCP from both and keeps the lower final objective J")
+    parser.add_argument("--ap-init", choices=("auto", "select", "lowest_j", "zero_one", "mean"), default="auto",
+                        help="CCCP start of the latent AP-SVM: 'auto' (default): the estimator's starts "
+                             "(init='auto') and the latent 0-1 SVM's weights at its validated C, the lowest "
+                             "final objective J; 'zero_one' (the latent 0-1 SVM's weights, same images and "
+                             "windows), 'mean' (each image's mean window), 'select': the one of these two with "
+                             "the better validation score, chosen with C, or 'lowest_j': every fit runs CCCP "
+                             "from both and keeps the lower final objective J")
     parser.add_argument("--max-cccp-iter", type=int, help="CCCP steps (default 8; --quick 3)")
+    parser.add_argument("--no-yue-twin", action="store_true",
+                        help="skip the latent AP-SVM's twin with Yue et al.'s oracle (the same model, fitted "
+                             "again only to time the oracles): halves the latent AP-SVM's training time; the "
+                             "LAI table then has the QS oracle only")
     args = setup(parser, argv)
     if args.resume and not args.out:
         parser.error("--resume needs --out (the folder holding the checkpoints)")
     check_window_options(parser, args)
     args.max_cccp_iter = args.max_cccp_iter or (3 if args.quick else 8)
-    args.C = parse_grid(parser, "--C", args.C or ("10,100" if args.quick else "100,1000" if args.features == "cnn"
-                                             else "10,100,1000"))
+    args.C = parse_grid(parser, "--C", args.C or ("10,100" if args.quick else "1,100" if args.features == "cnn"
+                                             else "1,10,100"))
     args.C_zero_one = parse_grid(parser, "--C-zero-one", args.C_zero_one or (
         "100,1000" if args.quick else "10000,100000" if args.features == "cnn" else "1000,10000,100000"))
     args.geometry_scale = parse_grid(parser, "--geometry-scale", args.geometry_scale)
@@ -207,9 +215,10 @@ def run(args):
             stage["training"] += time.perf_counter() - tic - selection_seconds
             train_seconds[name] = seconds
             for oracle, key in (("qs", "latent_ap_svm"), ("yue", "latent_ap_svm_yue")):
-                lai[oracle] += latent[key].lai_seconds_
-                lai_calls[oracle] += latent[key].lai_calls_
-            models.pop("latent_ap_svm_yue")
+                if key in latent:
+                    lai[oracle] += latent[key].lai_seconds_
+                    lai_calls[oracle] += latent[key].lai_calls_
+            models.pop("latent_ap_svm_yue", None)
             tic = time.perf_counter()
             results[name], results_11[name], results_image[name] = evaluate_class(name, models, test)
             corloc[name], window_area[name] = training_corloc(name, models, train, keep)
@@ -255,7 +264,8 @@ def run(args):
                             f"{'detection AP' if args.select == 'detection' else 'image-level AP'}; "
                             "supervised: detection AP, min area 0)")),
         format_table([{"oracle": oracle, "total LAI seconds": seconds, "calls": lai_calls[oracle],
-                       "ms per call": 1e3 * seconds / max(lai_calls[oracle], 1)} for oracle, seconds in lai.items()],
+                       "ms per call": 1e3 * seconds / max(lai_calls[oracle], 1)} for oracle, seconds in lai.items()
+                       if oracle == "qs" or not args.no_yue_twin],
                      title="Loss-augmented inference time of latent AP-SVM training, all classes "
                            "(paper, VOC 2007: QS 0.52 s vs Yue 7.6 s)", floatfmt=".3f"),
         format_table([{"stage": key, "seconds": value} for key, value in stage.items()],

@@ -1,5 +1,6 @@
 """The SVM^light-style command line: ssvm train / predict / eval / --version on generated LETOR files."""
 
+import logging
 import pickle
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import ssvm
 from ssvm import RankSVM, load_model
 from ssvm.__main__ import main
 from ssvm.datasets import load_letor
-from ssvm.metrics import ranking_score
+from ssvm.metrics import precision_at_k, ranking_score
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +54,20 @@ def test_train_predict_eval_round_trip_equals_the_python_estimator(files, capsys
     capsys.readouterr()
     assert run("eval", "-k", 3, test, predictions) == 0
     out = capsys.readouterr().out
-    values = {line.split("  ")[0]: float(line.split()[-3]) for line in out.splitlines()[1:]}
-    assert values["mean AP"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ap"), abs=5e-5)
-    assert values["NDCG@3"] == pytest.approx(  # the plain rows: binary gains, y > 0 relevant
-        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="binary", k=3), abs=5e-5)
-    assert values["P@3"] == pytest.approx(
-        ranking_score(rel_test, scores, qid=qid_test, loss="precision_at_k", k=3), abs=5e-5)
-    assert values["NDCG, gains 2^r-1"] == pytest.approx(
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in out.splitlines()}
+    assert values["num_q"] == 3
+    assert values["map"] == pytest.approx(ranking_score(rel_test, scores, qid=qid_test, loss="ap"), abs=5e-5)
+    assert values["ndcg_cut_3"] == pytest.approx(  # graded, gains 2^r - 1 by default
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="exponential", k=3), abs=5e-5)
+    assert values["P_3"] == pytest.approx(precision_at_k(rel_test, scores, qid=qid_test, k=3), abs=5e-5)
+    assert values["ndcg"] == pytest.approx(
         ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="exponential"), abs=5e-5)
+    assert run("eval", "--gain", "binary", "--all-queries", test, predictions) == 0
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in capsys.readouterr().out.splitlines()}
+    assert values["ndcg"] == pytest.approx(
+        ranking_score(rel_test, scores, qid=qid_test, loss="ndcg", gain="binary", all_queries=True), abs=5e-5)
+    assert sorted(values) == ["P_1", "P_10", "P_5", "Rprec", "map", "ndcg", "ndcg_cut_1", "ndcg_cut_10", "ndcg_cut_5",
+                              "num_q", "recip_rank"]
 
 
 def test_the_training_files_index_base_is_kept_for_the_test_file(files, tmp_path):
@@ -133,7 +140,8 @@ def test_bad_input_gives_one_line_and_a_nonzero_exit(files, tmp_path, capsys):
     assert run("eval", files / "test.dat", tmp_path / "short") == 1
     assert "has 1 scores but the test file has 60 rows" in _one_error_line(capsys)
     assert run("train", "--loss", "hinge", files / "train.dat", tmp_path / "m3.json") == 1
-    assert "The 'loss' parameter of RankSVM must be a str among" in _one_error_line(capsys)
+    assert _one_error_line(capsys).endswith("--loss hinge: choose one of ap, ndcg, zero_one, precision_at_k, pairwise, roc_auc, mrr, "
+                                             "f1, prbep, ndcg_at_k")
     assert not (tmp_path / "p").exists() and not (tmp_path / "m2.json").exists()
 
 
@@ -161,3 +169,128 @@ def test_version_and_the_console_entry_point(files, tmp_path):
     done = subprocess.run([sys.executable, "-m", "ssvm", "predict", str(files / "test.dat"),
                            str(tmp_path / "none.json"), str(tmp_path / "p")], capture_output=True, text=True)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_k_of_precision_at_k_reaches_the_model(files, tmp_path):
+    model = tmp_path / "model.json"
+    assert run("train", "--loss", "precision_at_k", "-k", 3, "--max-iter", 30, files / "train.dat", model) == 0
+    loaded = load_model(model)
+    assert loaded.k == 3
+    X, relevance, qid = load_letor(files / "train.dat")
+    reference = RankSVM(loss="precision_at_k", k=3, max_iter=30).fit(X, relevance, qid=qid)
+    np.testing.assert_array_equal(loaded.coef_, reference.coef_)
+
+
+@pytest.mark.parametrize("trained_on, option, test_file", [("train1.dat", "yes", "test.dat"),
+                                                            ("train.dat", "no", "test1.dat")])
+def test_an_explicit_zero_based_overrides_the_models_index_base(files, tmp_path, trained_on, option, test_file):
+    # the model keeps its training file's base; --zero-based yes / no says how this file is written
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    assert run("train", "--max-iter", 30, files / trained_on, model) == 0
+    assert run("predict", "--zero-based", option, files / test_file, model, predictions) == 0
+    X_test = load_letor(files / test_file, zero_based=option == "yes", n_features=6)[0]
+    scores = np.array([float(v) for v in predictions.read_text().split()])
+    np.testing.assert_array_equal(scores, load_model(model).decision_function(X_test))
+
+
+def test_a_file_trained_as_one_based_is_predicted_as_one_based(tmp_path):
+    # the largest index is 4 and no row uses feature 0: 1-based, 4 features, as the user said
+    (tmp_path / "train.dat").write_text("1 qid:1 4:2\n0 qid:1 1:1\n1 qid:2 2:1 4:1\n0 qid:2 3:1\n")
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    assert run("train", "--zero-based", "no", "--max-iter", 20, tmp_path / "train.dat", model) == 0
+    loaded, metadata = load_model(model, with_metadata=True)
+    assert loaded.n_features_in_ == 4 and metadata["zero_based"] is False
+    assert run("predict", tmp_path / "train.dat", model, predictions) == 0
+    X = load_letor(tmp_path / "train.dat", zero_based=False)[0]
+    scores = np.array([float(v) for v in predictions.read_text().split()])
+    np.testing.assert_array_equal(scores, loaded.decision_function(X))
+
+
+@pytest.fixture
+def ssvm_log_level():
+    logger = logging.getLogger("ssvm")
+    level = logger.level
+    yield logger
+    logger.setLevel(level)
+
+
+@pytest.mark.parametrize("flags, level", [(["-v"], logging.INFO), (["-vv"], logging.DEBUG),
+                                          (["-v", "-v", "-v"], logging.DEBUG)])
+def test_verbose_logs_a_summary_and_twice_every_iteration(files, tmp_path, caplog, ssvm_log_level, flags, level):
+    model, predictions = tmp_path / "model.json", tmp_path / "p"
+    caplog.set_level(logging.DEBUG, logger="ssvm")
+    ssvm_log_level.setLevel(logging.WARNING)
+    assert run("train", *flags, "--max-iter", 5, "--allow-unconverged", files / "train.dat", model) == 0
+    assert ssvm_log_level.level == level
+    assert run("predict", *flags, files / "test.dat", model, predictions) == 0
+    messages = [record.getMessage() for record in caplog.records]
+    assert any(m.startswith(f"{files / 'train.dat'}: 200 rows, 10 queries, 6 features") for m in messages)
+    assert any(m.startswith(f"{files / 'test.dat'}: 60 scores") for m in messages)
+
+
+@pytest.mark.parametrize("n_rows", [12, 1001])
+def test_the_quantile_transform_takes_at_most_1000_quantiles(tmp_path, n_rows):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n_rows, 3))
+    dump_svmlight_file(X, (X[:, 0] > 0).astype(float), str(tmp_path / "train.dat"), query_id=np.arange(n_rows) % 4)
+    assert run("train", "--transform", "quantile", "--max-iter", 5, "--allow-unconverged", tmp_path / "train.dat",
+               tmp_path / "m.json") == 0
+    assert load_model(tmp_path / "m.json")[0].n_quantiles == min(1000, n_rows)
+
+
+def test_predict_refuses_a_model_that_is_not_a_rank_svm(files, tmp_path, capsys):
+    from ssvm import LabelRankSVM, LatentRankSVM, save_model
+
+    rng = np.random.default_rng(3)
+    latent = LatentRankSVM(max_cccp_iter=1, max_iter=5).fit([rng.normal(size=(3, 6)) for _ in range(6)],
+                                                            np.arange(6) % 2)
+    labels = LabelRankSVM(max_iter=5).fit(rng.normal(size=(20, 6)), np.eye(3, dtype=int)[np.arange(20) % 3])
+    for model in (latent, labels):
+        save_model(model, tmp_path / "other.json")
+        capsys.readouterr()
+        assert run("predict", files / "test.dat", tmp_path / "other.json", tmp_path / "p") == 1
+        assert f"holds a {type(model).__name__}; ssvm predict scores rows with a RankSVM" in _one_error_line(capsys)
+        assert not (tmp_path / "p").exists()
+
+
+def test_a_one_vs_rest_model_writes_a_score_per_class_on_each_line(files, tmp_path):
+    from ssvm import save_model
+
+    X, relevance, _ = load_letor(files / "train.dat")
+    model = RankSVM(max_iter=10).fit(X, relevance)  # relevance 0..3 as classes, no queries
+    assert model.classes_.size > 2
+    save_model(model, tmp_path / "ovr.json")
+    assert run("predict", files / "test.dat", tmp_path / "ovr.json", tmp_path / "p") == 0
+    scores = np.array([[float(v) for v in line.split()] for line in (tmp_path / "p").read_text().splitlines()])
+    np.testing.assert_array_equal(scores, model.decision_function(load_letor(files / "test.dat", n_features=6)[0]))
+
+
+def _eval_table(capsys, *args):
+    capsys.readouterr()
+    assert run("eval", *args) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]  # trec_eval's: name, query, value
+    return {name.strip(): float(value) for name, query, value in rows if query == "all"}
+
+
+def test_eval_reads_scores_around_blank_lines_and_refuses_too_many(files, tmp_path, capsys):
+    scores = np.random.default_rng(4).normal(size=60).tolist()
+    (tmp_path / "p").write_text("".join(f"{s!r}\n" for s in scores))
+    (tmp_path / "blank").write_text("".join(f"{s!r}\n" + ("\n" if i == 29 else "") for i, s in enumerate(scores)))
+    assert _eval_table(capsys, files / "test.dat", tmp_path / "blank") == _eval_table(capsys, files / "test.dat",
+                                                                                   tmp_path / "p")
+    (tmp_path / "long").write_text("".join(f"{s!r}\n" for s in [*scores, 0.5]))
+    assert run("eval", files / "test.dat", tmp_path / "long") == 1
+    assert "long has 61 scores but the test file has 60 rows" in _one_error_line(capsys)
+
+
+def test_eval_reports_cutoffs_1_5_10_by_default_on_graded_and_binary_files(files, tmp_path, capsys):
+    scores = np.random.default_rng(5).normal(size=60).tolist()
+    (tmp_path / "p").write_text("".join(f"{s!r}\n" for s in scores))
+    graded = _eval_table(capsys, files / "test.dat", tmp_path / "p")
+    at = {f"{name}_{k}" for name in ("ndcg_cut", "P") for k in (1, 5, 10)}  # the default cut-offs
+    assert set(graded) == {"num_q", "map", "ndcg", *at, "recip_rank", "Rprec"}
+    X, relevance, qid = load_letor(files / "test.dat")
+    dump_svmlight_file(X, (relevance > 0).astype(float), str(tmp_path / "binary.dat"), query_id=qid)
+    binary = _eval_table(capsys, tmp_path / "binary.dat", tmp_path / "p")
+    assert set(binary) == {"num_q", "map", "ndcg", *at, "recip_rank", "Rprec"}
+    assert binary["map"] == graded["map"]  # AP reads y > 0 whatever the grades

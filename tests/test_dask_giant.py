@@ -365,3 +365,17 @@ def test_ranks_at_against_each_negatives_own_scan(n_pos, n_neg, loss, scale, see
                    np.asarray(table, dtype=np.float64), 2.0 / (n_pos * n_neg))
     want = [twin_best_rank(sn[t], t + 1, 1, n_pos + 1, sp, loss_obj, n_neg) for t in pick]
     np.testing.assert_array_equal(got, want)
+
+
+def test_zero_one_rows_exactly_on_the_margin_are_not_violations():
+    """A row with ``y s = 1`` has hinge 0 and no subgradient term, on the blocks as in memory."""
+    X = np.array([[1.0], [-1.0], [0.2], [-3.0]])  # at w = 1: two rows on the margin, one inside it
+    y = np.array([True, False, True, False])
+    oracle = get_oracle("zero_one")
+    dsk = DaskGiantHinge(da.from_array(X, chunks=(2, 1)), y, oracle, block_bytes=0)
+    mem = StructuredHinge(X, y, [np.arange(4)], oracle)
+    w = np.array([1.0])
+    H, offset, g = mem.plane(w)
+    assert (H, offset, g[0]) == pytest.approx((0.2, 0.25, -0.05))  # only row 2: (1 - 0.2) / 4
+    for got, want in zip(dsk.plane(w), mem.plane(w)):
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)

@@ -17,7 +17,7 @@ def run_script(name, tmp_path, *extra):
     proc = subprocess.run(
         [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json),
          "--plot", str(tmp_path / "plots"), *extra],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True, text=True, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, json.loads(out_json.read_text()), sorted(p.name for p in (tmp_path / "plots").iterdir())
@@ -47,7 +47,7 @@ def test_exp_deep_rank_losses_quick(tmp_path):
 
 def test_exp_deep_rank_losses_rejects_unknown_parts(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPTS / "exp_deep_rank_losses.py"), "--quick", "--parts", "cifar"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode != 0 and "unknown part" in proc.stderr
 
 

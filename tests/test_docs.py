@@ -5,6 +5,7 @@ CI step; these checks are the cheap part that the test suite can run.
 """
 
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -67,3 +68,32 @@ def test_nothing_cites_the_design_file_outside_the_repository():
               if re.search(r"DESIGN(\.md)? §", p.read_text(encoding="utf-8")) and p.name != "test_docs.py"]
     assert not citing, f"cite docs/design.md instead of DESIGN.md in {citing}"
     assert "design\n" in (REPO / "docs" / "index.md").read_text(encoding="utf-8")  # in the toctree
+
+
+def _conf():
+    spec = importlib.util.spec_from_file_location("docs_conf", REPO / "docs" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_math_renders_offline_from_mathjax_shipped_with_the_site():
+    conf = _conf()
+    assert "sphinx.ext.mathjax" in conf.extensions and "sphinx-mathjax-offline" in conf.extensions
+    offline = importlib.import_module("sphinx-mathjax-offline")
+    assert (Path(offline.__file__).parent / "static" / "mathjax" / "tex-chtml.js").is_file()
+    assert not any(word in (REPO / "docs" / "conf.py").read_text() for word in ("cdn.", "mathjax_path ="))
+
+
+def test_a_class_on_a_mocked_base_shows_its_own_signature():
+    """With PyTorch mocked (the docs extra alone), ssvm.nn's classes would show the stand-in's (*args, **kwargs)."""
+    pytest.importorskip("torch")
+    from ssvm.nn import DirectRankLoss, RankHingeLoss
+
+    hook = _conf()._own_init_signature
+    assert hook(None, "class", "ssvm.nn.RankHingeLoss", RankHingeLoss, {}, "(*args, **kwargs)", None) == (
+        "(loss='ap', oracle='auto', **loss_params)", None)
+    assert hook(None, "class", "ssvm.nn.DirectRankLoss", DirectRankLoss, {}, "(*args, **kwargs)", None)[0] == (
+        "(loss='ap', epsilon=0.1, direction='positive', **loss_params)")
+    assert hook(None, "class", "ssvm.nn.RankHingeLoss", RankHingeLoss, {}, "(loss='ap')", None) is None
+    assert hook(None, "class", "x.Other", dict, {}, "(*args, **kwargs)", None) is None

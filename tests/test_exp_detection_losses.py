@@ -28,7 +28,7 @@ def test_quick_run_writes_the_json(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+                           "--json", str(out)], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert [(r["noise"], r["loss"]) for r in result["rows"]] == [

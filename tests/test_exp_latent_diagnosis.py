@@ -32,7 +32,7 @@ def test_quick_run_on_scenes_writes_the_json_and_the_figure(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
                            "--variants", variants, "--C-zero-one", "100", "--json", str(out),
                            "--figure", str(tmp_path / "imputed.png")],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     rows = result["rows"]

@@ -36,7 +36,8 @@ def hinge(scores, y, loss):
 
 
 def latent_objective(model, bags, y, C):
-    """J(w) = ½‖w‖² + C·H computed from scratch: image score = best window (or all negative windows)."""
+    """J(w) = ½‖w‖² + C·s·H computed from scratch: image score = best window (or all negative windows);
+    s is the model's hinge_scale_ (checked against its definition apart)."""
     w, b = model.coef_, model.intercept_
     window_scores = [bag @ w + b for bag in bags]
     pos = [s.max() for s, label in zip(window_scores, y) if label]
@@ -49,7 +50,7 @@ def latent_objective(model, bags, y, C):
     # the ranking hinges are invariant to a shift of all scores, so intercept_ (their decision
     # threshold) only enters J where it is learnt and regularised: zero_one
     learnt = b if model.loss == "zero_one" else 0.0
-    return 0.5 * (w @ w + learnt * learnt) + C * hinge(scores, labels, model.loss)
+    return 0.5 * (w @ w + learnt * learnt) + C * model.hinge_scale_ * hinge(scores, labels, model.loss)
 
 
 def make_bags(seed, n_images=16, d=6, max_windows=7):
@@ -100,7 +101,8 @@ def test_imputation_picks_each_positive_best_window(seed):
 def test_cccp_objective_never_increases_and_is_the_latent_objective(loss, negatives):
     bags, y = make_bags(0, n_images=30, max_windows=12)
     C, tol = 10.0, 1e-6
-    model = LatentRankSVM(loss=loss, negatives=negatives, C=C, tol=tol, max_cccp_iter=8, cccp_tol=0.0).fit(bags, y)
+    model = LatentRankSVM(loss=loss, negatives=negatives, C=C, tol=tol, max_cccp_iter=8, cccp_tol=0.0,
+                          init="mean").fit(bags, y)
     history = np.array(model.history_)
     assert len(history) == model.n_iter_ + 1 >= 3, "CCCP must take several steps for the test to mean anything"
     assert np.all(np.diff(history) <= tol * history[:-1] + 1e-9), history
@@ -131,7 +133,7 @@ def test_a_user_loss_object_trains_as_its_builtin(tmp_path):
 @pytest.mark.parametrize("solver", ["frank_wolfe"])  # pegasos works too but takes ~10 s here
 def test_other_solvers_give_a_descent_to_about_the_same_objective(solver):
     bags, y = make_bags(0, n_images=30, max_windows=12)
-    params = dict(C=10.0, tol=1e-4, max_cccp_iter=8, cccp_tol=0.0, random_state=0)
+    params = dict(C=10.0, tol=1e-4, max_cccp_iter=8, cccp_tol=0.0, random_state=0, init="mean")
     reference = LatentRankSVM(**params).fit(bags, y)
     model = LatentRankSVM(solver=solver, **params).fit(bags, y)
     history = np.array(model.history_)
@@ -144,7 +146,7 @@ def test_a_zero_start_is_refused_and_a_vector_start_is_used():
     bags, y = make_bags(0, n_images=20, max_windows=12)
     # at w = 0 every window ties; on these bags CCCP would stop at once with w = 0 (it did)
     for init in ("zeros", np.zeros(6)):
-        with pytest.raises(ValueError, match="cannot start from w = 0.*init='mean'"):
+        with pytest.raises(ValueError, match="cannot start from w = 0.*init='auto'"):
             LatentRankSVM(init=init, C=10.0).fit(bags, y)
     with pytest.raises(ValueError, match="cannot start from w = 0"):
         LatentRankSVM(loss="zero_one", init=np.r_[np.zeros(6), 1.0]).fit(bags, y)
@@ -236,12 +238,16 @@ def test_verbose_prints_each_cccp_step_to_stdout(capsys):
     assert capsys.readouterr().out == ""
     model = LatentRankSVM(C=10.0, max_cccp_iter=3, verbose=1).fit(bags, y)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == model.n_iter_ and all("CCCP step" in line for line in lines)
+    runs = [r for r in model.starts_ if r["n_iter"] is not None]
+    assert len(runs) >= 2, "the test needs CCCP runs from several starts"
+    assert len(lines) == sum(r["n_iter"] for r in runs) and all("CCCP step" in line for line in lines)
+    for r in runs:  # one line per step of every start's run, named by its start
+        assert sum(f"start {r['start']}," in line for line in lines) == r["n_iter"]
     assert "np." not in "".join(lines)
     model = LatentRankSVM(C=10.0, max_cccp_iter=3, verbose=2).fit(bags, y)
     out = capsys.readouterr().out
     assert "LatentRankSVM step 0: iteration 1" in out  # the mean-feature start's solve
-    assert out.count("CCCP step") == model.n_iter_
+    assert out.count("CCCP step") == sum(r["n_iter"] or 0 for r in model.starts_)
 
 
 def test_docstring_example_runs():
@@ -312,7 +318,8 @@ def test_estimator_cccp_tol_is_relative():
     """cccp_tol > 0 on real bags: the last step's decrease is small relative to J, not absolutely."""
     bags, y = make_bags(0, n_images=30, max_windows=12)
     cccp_tol = 0.05
-    model = LatentRankSVM(C=100.0, tol=1e-6, max_cccp_iter=20, cccp_tol=cccp_tol).fit(bags, y)
+    model = LatentRankSVM(C=100.0, tol=1e-6, max_cccp_iter=20, cccp_tol=cccp_tol, init="mean",
+                          hinge_scale=1.0).fit(bags, y)
     history, steps = model.history_, model.steps_
     assert model.converged_ and model.n_iter_ >= 2
     for t, record in enumerate(steps, start=1):
@@ -329,7 +336,7 @@ def test_convergence_warning_when_cccp_is_capped():
 
     bags, y = make_bags(0, n_images=20, max_windows=12)
     with pytest.warns(ConvergenceWarning, match="max_cccp_iter=1"):
-        model = LatentRankSVM(C=10.0, tol=1e-6, max_cccp_iter=1, cccp_tol=0.0).fit(bags, y)
+        model = LatentRankSVM(C=10.0, tol=1e-6, max_cccp_iter=1, cccp_tol=0.0, init="mean").fit(bags, y)
     assert model.n_iter_ == 1 and not model.converged_
 
 
@@ -345,7 +352,7 @@ class _Interrupt:
 
 def test_resumed_run_ends_with_the_same_model_as_an_uninterrupted_one(tmp_path):
     bags, y = make_bags(0, n_images=20, max_windows=12)
-    params = dict(C=10.0, tol=1e-6, max_cccp_iter=6, cccp_tol=0.0)
+    params = dict(C=10.0, tol=1e-6, max_cccp_iter=6, cccp_tol=0.0, init="mean", hinge_scale=1.0)
     full = LatentRankSVM(checkpoint=tmp_path / "full.npz", **params).fit(bags, y)
     assert full.n_iter_ >= 3, "the run must take more than one step for the test to mean anything"
 

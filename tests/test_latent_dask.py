@@ -36,6 +36,11 @@ def window_data(seed=0, n_images=40, d=6, dtype=np.float64):
 def test_dask_features_give_the_in_memory_model(loss, negatives, dtype):
     features, offsets, y = window_data(1, dtype=dtype)
     params = {"loss": loss, "negatives": negatives, "C": 10.0, "max_cccp_iter": 4}
+    if dtype == np.float32:
+        # float32 products (dask keeps them) can move the cutting plane's stop by one iteration, a
+        # difference within its tolerance that a later start of init="auto" carries into J (ndcg,
+        # best: 2e-4); the float64 case checks the starts, this one the float32 path of one start
+        params["init"] = "mean"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mem = LatentRankSVM(**params).fit(features, y, offsets=offsets)
@@ -76,8 +81,10 @@ def test_zarr_store_fit_does_not_hold_the_windows(tmp_path):
         b = min(a + 20_000, offsets[-1])
         store[a:b] = rng.standard_normal((b - a, d), dtype=np.float32)
     features = da.from_zarr(str(tmp_path / "windows.zarr"))
-    model = LatentRankSVM(negatives="all", C=1.0, max_cccp_iter=1, init=np.ones(d),
-                          chunk_rows=4096)  # the positives' windows are read 4096 at a time
+    # the positives' windows are read 4096 at a time; hinge_scale=1: this measures memory, and on
+    # these random windows (N/P about 2,000) the margin scale's C makes the solver take far longer
+    model = LatentRankSVM(negatives="all", C=1.0, max_cccp_iter=1, init=np.ones(d), hinge_scale=1.0,
+                          chunk_rows=4096)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         k = int(np.searchsorted(offsets, 10_000, "right")) - 1  # the images in 10,000 rows

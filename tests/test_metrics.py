@@ -199,7 +199,9 @@ def test_no_query_counts_gives_nan_with_a_warning():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: mean_average_precision([1, 0], [1.0]), "one relevance grade per row"),
+    (lambda: mean_average_precision([1, 0], [1.0]), "y_true has 2 rows, y_score 1"),
+    (lambda: ndcg_at_k([1, 0, 1], [1.0, 2.0]), "y_true has 3 rows, y_score 2"),
+    (lambda: mean_average_precision([[1, 0]], [1.0, 2.0]), "y_true must be 1-D"),
     (lambda: mean_average_precision([1, 0], [1.0, np.nan]), "NaN"),
     (lambda: mean_average_precision([1, 0], [[1.0, 2.0]]), "1-D"),
     (lambda: mean_average_precision(["a", "b"], [1.0, 2.0]), "numeric relevance grades"),
@@ -207,7 +209,8 @@ def test_no_query_counts_gives_nan_with_a_warning():
     (lambda: ranking_score([1, 0], [1.0, 2.0], loss="ap", gain="linear"), "NDCG only"),
     (lambda: ranking_score([1, 0], [1.0, 2.0], loss="ap", k=3), "does not use it"),
     (lambda: mean_ndcg([1, 0], [1.0, 2.0], gain="log"), "gain must be one of"),
-    (lambda: mean_ndcg([1, -1], [1.0, 2.0], gain="linear"), "1 of 2 rows below 0"),
+    (lambda: mean_ndcg([2, -1], [1.0, 2.0], gain="linear"), "1 of 2 rows with negative relevance grades"),
+    (lambda: mean_ndcg([2, 0.5], [1.0, 2.0]), "1 of 2 rows with non-integer relevance grades"),
     (lambda: ndcg_at_k([2, -1], [1.0, 2.0]), "non-negative"),
     (lambda: mean_ndcg([1, 0], [1.0, 2.0], k=0), "k must be an integer"),
     (lambda: ranking_score([1, 0], [1.0, 2.0], loss="hinge"), "unknown loss"),

@@ -236,3 +236,117 @@ def test_fold_path_objectives_are_the_cold_fits(letor, loss):
     for C, objective in zip(Cs, out["objective"][:, 0]):
         cold = RankSVM(loss=loss, C=C, tol=tol).fit(X[train], y[train], qid=qid[train])
         assert abs(objective - cold.objective_) <= tol * max(objective, cold.objective_)
+
+
+def _separable_queries():
+    """6 queries of 10 rows, 3 relevant each: feature 0 is the label up to noise, so every C ranks
+    every test query perfectly."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(6), 10)
+    y = np.tile(np.r_[np.ones(3), np.zeros(7)], 6)
+    noise = rng.standard_normal((60, 2))
+    return np.column_stack([y + 0.01 * noise[:, 0], noise[:, 1]]), y, qid
+
+
+@pytest.mark.parametrize("Cs", [[1.0, 0.1], [0.1, 1.0], [0.1, 10.0, 1.0]])
+def test_equal_best_scores_choose_the_first_C_given(Cs):
+    X, y, qid = _separable_queries()
+    search = RankSVMCV(Cs=Cs, cv=3).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"], 1.0)  # all tie
+    assert search.best_index_ == 0 and search.C_ == Cs[0]  # as documented, and as GridSearchCV
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": Cs}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    assert search.C_ == grid.best_params_["C"]
+
+
+def test_rank_test_score_ranks_ties_as_grid_search_does():
+    X, y, qid = _separable_queries()
+    Cs = [1.0, 0.1, 1e-4, 10.0]
+
+    def scoring(estimator, X, y):  # equal scores for two of the C, a lower one between them
+        return {1.0: 1.0, 0.1: 1.0, 1e-4: 0.6, 10.0: 0.8}[estimator.C]
+
+    search = RankSVMCV(Cs=Cs, cv=3, scoring=scoring).fit(X, y, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": Cs}, cv=GroupKFold(3), scoring=scoring).fit(X, y, qid=qid,
+                                                                                        groups=qid)
+    np.testing.assert_array_equal(grid.cv_results_["rank_test_score"], [1, 1, 4, 3])
+    np.testing.assert_array_equal(search.cv_results_["rank_test_score"], grid.cv_results_["rank_test_score"])
+
+
+def test_a_scorer_of_predicted_labels_sees_the_intercept_of_a_ranking_loss():
+    # all scores are near 5: the labels predict() draws depend on the intercept RankSVM.fit sets
+    X, y, qid = _separable_queries()
+    X = X[:, :1] + 5.0
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=3, scoring="accuracy").fit(X, y, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        grid = GridSearchCV(RankSVM(), {"C": [0.1, 1.0]}, cv=GroupKFold(3), scoring="accuracy").fit(
+            X, y, qid=qid, groups=qid)
+    for k in range(3):
+        np.testing.assert_array_equal(search.scores_[k], grid.cv_results_[f"split{k}_test_score"])
+    np.testing.assert_array_equal(search.scores_, 1.0)
+
+
+def test_one_C_and_results_of_one_entry_per_C():
+    X, y, qid = _separable_queries()
+    single = RankSVMCV(Cs=1, cv=2).fit(X, y, qid=qid)  # an integer: that many values on logspace(-4, 4)
+    np.testing.assert_array_equal(single.Cs_, [1e-4])
+    assert single.C_ == 1e-4
+    search = RankSVMCV(Cs=[0.1, 1.0, 10.0, 100.0], cv=3).fit(X, y, qid=qid)  # 3 folds, 4 values of C
+    for key, value in search.cv_results_.items():
+        assert len(value) == 4, key
+    assert search.scores_.shape == search.n_iter_.shape == (3, 4)
+
+
+@pytest.mark.parametrize("Cs", [[1.0, -0.5], [0.0], [1.0, -1e-9]])
+def test_Cs_at_or_below_zero_are_refused_by_name(Cs):
+    X, y, qid = _separable_queries()
+    with pytest.raises(ValueError, match=r"Cs must hold positive finite numbers .*; got \[-?\d"):
+        RankSVMCV(Cs=Cs, cv=2).fit(X, y, qid=qid)
+
+
+def test_as_many_folds_as_queries_leave_one_query_out():
+    X, y, qid = _separable_queries()
+    search = RankSVMCV(Cs=[1.0], cv=6).fit(X, y, qid=qid)
+    assert search.n_splits_ == 6
+    np.testing.assert_array_equal(search.scores_, 1.0)
+
+
+def test_one_vs_rest_ndcg_without_queries_as_grid_search():
+    X, y = make_classification(120, 5, n_informative=3, n_classes=3, random_state=1)
+    search = RankSVMCV(Cs=[0.1, 1.0], cv=3, loss="ndcg", tol=TIGHT).fit(X, y)
+    grid = GridSearchCV(RankSVM(loss="ndcg", tol=TIGHT), {"C": [0.1, 1.0]}, cv=3).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=2e-3)
+    np.testing.assert_allclose(search.coef_, grid.best_estimator_.coef_, atol=1e-6)
+
+
+def test_five_query_folds_by_default():
+    X, y, qid = _separable_queries()  # 6 queries
+    search = RankSVMCV(Cs=[1.0]).fit(X, y, qid=qid)
+    assert search.n_splits_ == 5 and search.scores_.shape == (5, 1)
+    with pytest.raises(ValueError, match="cv=5 folds need at least 5 queries"):
+        RankSVMCV(Cs=[1.0]).fit(X[:40], y[:40], qid=qid[:40])  # 4 queries
+
+
+@pytest.mark.parametrize("empty", ["training", "test"])
+def test_a_given_fold_with_an_empty_side_is_refused(empty):
+    X, y, qid = _separable_queries()
+    rows, none = np.arange(60), np.array([], dtype=int)
+    fold = (none, rows) if empty == "training" else (rows, none)
+    with pytest.raises(ValueError, match="cv fold 1 has an empty training or test set"):
+        RankSVMCV(Cs=[1.0], cv=[(rows[:30], rows[30:]), fold]).fit(X, y, qid=qid)
+
+
+def test_a_scorer_whose_signature_cannot_be_read_is_called_without_qid():
+    """As some compiled callables: ``inspect.signature`` raises, so the scorer gets no ``qid``."""
+    X, y, qid = _separable_queries()
+
+    class Opaque:
+        __signature__ = "unreadable"  # inspect.signature raises TypeError
+
+        def __call__(self, estimator, X, y):
+            return mean_average_precision(y, estimator.decision_function(X))
+
+    search = RankSVMCV(Cs=[1.0], cv=3, scoring=Opaque()).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(search.scores_, 1.0)
+

@@ -20,12 +20,12 @@ def scripts_on_path():
     sys.path.remove(str(SCRIPTS))
 
 
-def run_script(name, tmp_path, *, plot=True, timeout=120):
+def run_script(name, tmp_path, *, plot=True):
     out_json = tmp_path / f"{name}.json"
     proc = subprocess.run(
         [sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--json", str(out_json)]
         + (["--plot", str(tmp_path / "plots")] if plot else []),
-        capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
+        capture_output=True, text=True, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, json.loads(out_json.read_text()), sorted(
@@ -150,6 +150,30 @@ def test_exp_latent_controlled_quick(tmp_path):
     assert "AP-SVM lowest J - 0-1 (ahead)" in out and "true windows: AP-SVM - 0-1 (ahead)" in out
 
 
+def test_exp_latent_bags_quick(tmp_path):
+    out, result, _ = run_script("exp_latent_bags", tmp_path, plot=False)
+    assert "Paired differences of test window AP with the latent 0-1 SVM" in out and "Diagnosis at C = 1" in out
+    [run] = result["runs"]  # one construction, one target, one seed, C = 1 for every model
+    assert (run["K"], run["d"], run["negatives"], run["target"]) == (10, 16, "all", 3)
+    for name in ("zero_one", "ap", "ap_lowest_j"):  # ten digits per image: each model finds the threes
+        assert run[f"{name}_C"] == 1.0 and run[f"{name}_test_ap"] > 0.7
+    assert run["ap_start"] in ("mean", "zero_one C*1", "zero_one C*0.1", "zero_one C*0.01")
+    [diagnosis] = result["diagnosis"]
+    assert set(diagnosis) == {f"{loss} | {start}" for loss in ("AP-SVM, hinge_scale=1", "AP-SVM, margin scale")
+                              for start in ("mean", "true windows", "0-1 SVM")} | {
+        "0-1 SVM | mean", "0-1 SVM | true windows"}
+    for values in diagnosis.values():
+        assert 0.0 <= values["CorLoc"] <= 1.0 and 0.0 <= values["test AP"] <= 1.0 and values["H"] >= 0.0
+    assert diagnosis["AP-SVM, margin scale | true windows"]["CorLoc"] == 1.0
+    assert result["diagnosis_C"] == 1.0 and "Diagnosis at C = 1 per construction" in out
+    # --from-json prints the same tables from the run's JSON, fitting nothing
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "exp_latent_bags.py"), "--from-json",
+                           str(tmp_path / "exp_latent_bags.json")], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == out
+
+
 # ---------------------------------------------------------------- --plot without matplotlib
 COMMANDS = [[str(SCRIPTS / f"{name}.py")] for name in (
     "bench_oracles", "bench_training", "exp_label_noise", "exp_ranking_quality", "exp_timing",
@@ -166,7 +190,7 @@ def test_plot_without_matplotlib_fails_at_the_start(tmp_path, command):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(fake.parent), repo, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, *command, "--quick", "--plot", str(tmp_path / "plots")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "--plot needs matplotlib" in proc.stderr and 'pip install "ssvm[plot]"' in proc.stderr
     assert proc.stdout == ""  # no table: nothing ran
@@ -318,7 +342,7 @@ def test_exp_proposal_recall_quick(tmp_path):
 
 @needs_cnn
 def test_bench_window_features_quick(tmp_path):
-    out, result, _ = run_script("bench_window_features", tmp_path, plot=False, timeout=300)
+    out, result, _ = run_script("bench_window_features", tmp_path, plot=False)
     assert "Extrapolation to VOC 2007" in out
     assert [r["windows"] for r in result["features"]] == [20, 50]
     for disk in result["disk"]:
@@ -329,7 +353,7 @@ def test_bench_window_features_quick(tmp_path):
 
 @needs_cnn
 def test_exp_cnn_features_quick(tmp_path):
-    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False, timeout=300)
+    out, result, _ = run_script("exp_cnn_features", tmp_path, plot=False)
     assert [r["features"] for r in result["rows"]] == ["HOG + colour", "stage5 1x1", "head 1x1"]
     assert [r["dims"] for r in result["rows"]] == [396, 112, 1280]
     for r in result["rows"]:
@@ -438,7 +462,7 @@ def test_bench_first_use_quick(tmp_path):
 def test_bench_first_use_baseline_quick(tmp_path):
     out_json = tmp_path / "first_use.json"
     proc = subprocess.run([sys.executable, str(SCRIPTS / "bench_first_use.py"), "--quick", "--json", str(out_json),
-                           "--baseline-python", sys.executable], capture_output=True, text=True, timeout=300,
+                           "--baseline-python", sys.executable], capture_output=True, text=True,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "This build against the baseline" in proc.stdout

@@ -42,8 +42,8 @@ def _caught(category, call):
     (UserWarning, lambda: RankSVM(k=3, max_iter=20).fit(X, Y_REL)),
     (UndefinedMetricWarning, lambda: mean_average_precision(np.zeros(5), np.arange(5.0))),
     (ConvergenceWarning, lambda: LabelRankSVM(max_iter=1, tol=1e-12).fit(X, X[:, :3] > 0)),
-    (ConvergenceWarning, lambda: LatentRankSVM(max_cccp_iter=1, cccp_tol=0, max_iter=30).fit(
-        BAGS, np.arange(8) % 2)),
+    (ConvergenceWarning, lambda: LatentRankSVM(max_cccp_iter=1, cccp_tol=0, max_iter=30, init="mean",
+                                               hinge_scale=1.0).fit(BAGS, np.arange(8) % 2)),
 ])
 def test_warnings_point_at_the_callers_line(category, call):
     for warning in _caught(category, call):

@@ -83,8 +83,9 @@ def _demo(args):
     if result["plots"]:
         sys.stdout.write("\nplots: " + ", ".join(result["plots"]) + "\n")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({k: v for k, v in result.items() if k != "tables"}, fh, indent=2)
+        from ssvm._atomic import atomic_write
+
+        atomic_write(args.json, json.dumps({k: v for k, v in result.items() if k != "tables"}, indent=2))
     return 0
 
 

@@ -28,7 +28,7 @@ same compiled product on every row) and the same cut arithmetic (:func:`ssvm.met
 import numpy as np
 
 from ._arrays import is_dask_array
-from .metrics import _cut_value
+from ._threshold import _cut_value
 from .problem import matvec
 from .problem._dask_cluster import block_pass, distributed_client
 from .problem._giant_blocks import spaced_positions

@@ -103,6 +103,8 @@ def finite_number(value):
 
 
 def _rank_svm(attrs, params, sizes):
+    if sizes["tasks"] == 0:
+        return "coef_ has no rows (a fitted RankSVM has one, or one per class)"
     expected = 2 if sizes["tasks"] == 1 else sizes["tasks"]
     if sizes["classes"] != expected:
         return f"classes_ has {sizes['classes']} entries but coef_ has {sizes['tasks']} row(s)"

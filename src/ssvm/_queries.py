@@ -90,7 +90,7 @@ def check_relevance_grades(y, n_samples, name="y"):
     return y
 
 
-def queries_from_qid(qid, n_samples):
+def queries_from_qid(qid, n_samples, rows="X"):
     """Index arrays of the queries described by one query id per row.
 
     Parameters
@@ -100,6 +100,8 @@ def queries_from_qid(qid, n_samples):
         need not be consecutive.
     n_samples : int
         Number of rows of ``X``.
+    rows : str, default="X"
+        What holds the rows, for messages (``"y_score"``, ``"scores"``).
 
     Returns
     -------
@@ -118,7 +120,7 @@ def queries_from_qid(qid, n_samples):
         )
     if qid.shape[0] != n_samples:
         raise ValueError(
-            f"qid has {qid.shape[0]} entries but X has {n_samples} rows; "
+            f"qid has {qid.shape[0]} entries but {rows} has {n_samples} rows; "
             "qid needs one query id per row."
         )
     if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
@@ -136,7 +138,7 @@ def queries_from_qid(qid, n_samples):
     return [q.astype(np.int64, copy=False) for q in np.split(order, bounds)]
 
 
-def queries_from_group(group, n_samples):
+def queries_from_group(group, n_samples, rows="X"):
     """Index arrays of consecutive queries given their sizes (LightGBM's ``group``).
 
     Parameters
@@ -145,6 +147,8 @@ def queries_from_group(group, n_samples):
         Number of rows of each query; the first ``group[0]`` rows form query 0, and so on.
     n_samples : int
         Number of rows of ``X``.
+    rows : str, default="X"
+        What holds the rows, for messages (``"y_score"``, ``"scores"``).
 
     Returns
     -------
@@ -155,17 +159,19 @@ def queries_from_group(group, n_samples):
     ValueError
         If a size is not a positive integer or the sizes do not sum to ``n_samples``.
     """
-    group = check_group(group, n_samples)
+    group = check_group(group, n_samples, rows)
     return np.split(np.arange(n_samples, dtype=np.int64), np.cumsum(group)[:-1])
 
 
-def check_group(group, n_samples):
+def check_group(group, n_samples, rows="X"):
     """Query sizes (LightGBM's ``group``) as int64, checked against the number of rows.
 
     Parameters
     ----------
     group : array-like of int of shape (n_queries,)
     n_samples : int
+    rows : str, default="X"
+        What holds the rows, for messages.
 
     Returns
     -------
@@ -193,13 +199,13 @@ def check_group(group, n_samples):
     total = int(group.sum())
     if total != n_samples:
         raise ValueError(
-            f"group sizes sum to {total} but X has {n_samples} rows; "
+            f"group sizes sum to {total} but {rows} has {n_samples} rows; "
             "group must give the sizes of consecutive queries covering every row."
         )
     return group
 
 
-def resolve_queries(n_samples, qid=None, group=None):
+def resolve_queries(n_samples, qid=None, group=None, rows="X"):
     """Queries from ``qid`` or ``group`` (at most one of them), or one query of all rows.
 
     Parameters
@@ -210,6 +216,8 @@ def resolve_queries(n_samples, qid=None, group=None):
         Query id per row.
     group : array-like of int, default=None
         Sizes of consecutive queries.
+    rows : str, default="X"
+        What holds the rows, for messages (``"y_score"``, ``"scores"``).
 
     Returns
     -------
@@ -225,9 +233,9 @@ def resolve_queries(n_samples, qid=None, group=None):
             "Pass either qid (a query id per row) or group (sizes of consecutive queries), not both."
         )
     if qid is not None:
-        return queries_from_qid(qid, n_samples)
+        return queries_from_qid(qid, n_samples, rows)
     if group is not None:
-        return queries_from_group(group, n_samples)
+        return queries_from_group(group, n_samples, rows)
     return [np.arange(n_samples, dtype=np.int64)]
 
 

@@ -4,24 +4,33 @@ Users of SVM^rank, SVM^map, SVM^perf or RankLib train from files::
 
     ssvm train -c 1 --loss ap train.dat model.json    # svmlight / LETOR file → model file (JSON data)
     ssvm predict test.dat model.json predictions      # one score per line, in the file's row order
-    ssvm eval test.dat predictions                    # per-query mean AP, NDCG, NDCG@k, P@k
+    ssvm eval test.dat predictions                    # trec_eval's map, ndcg, ndcg_cut_k, P_k
 
 Files are read by :func:`ssvm.datasets.load_letor` (``qid:``, ``#`` comments, sparse, 1- or
 0-based indices detected; rows with the same ``qid`` form one query wherever they are). Models
 are written and read by :func:`ssvm.save_model` / :func:`ssvm.load_model`; the training file's
 index base is kept in the model file so that a test file is read the same way. Bad input gives
 one line on stderr and exit status 1 (``-v`` adds the traceback), and so does a fit that stops
-before its tolerance or ends at w = 0 (no model file is written unless ``--allow-unconverged``).
-The docs: "Command line".
+before its tolerance or ends at w = 0 (no model file is written unless ``--allow-unconverged``);
+warnings are one line each (:mod:`ssvm._cli_messages`). No command writes over one of its inputs,
+and every output is written whole or not at all (:mod:`ssvm._atomic`). SVM^rank's flags are in
+:mod:`ssvm._svmlight_flags`, ``ssvm eval``'s measures in :func:`ssvm.metrics.evaluate`. The docs:
+"Command line".
 
 numpy, scikit-learn and the estimators are imported by the commands when they run, not here:
 ``ssvm --version`` and ``--help`` parse the command line without them.
 """
 
+import argparse
 import logging
 import sys
 import traceback
+import warnings
 from pathlib import Path
+
+from ssvm._atomic import atomic_write, refuse_overwriting
+from ssvm._cli_messages import cli_spelling, skipped_queries, warning_lines
+from ssvm._svmlight_flags import EPILOG, add_svmlight_flags, check_svmlight_flags
 
 __all__ = ["add_file_commands", "run_file_command", "FILE_COMMANDS"]
 
@@ -40,15 +49,16 @@ def add_file_commands(sub):
     """
     train = sub.add_parser("train", help="train a RankSVM on an svmlight / LETOR file and write a model file",
                            description="ssvm train [options] TRAIN MODEL: RankSVM on an svmlight / LETOR file "
-                           "(qid: rows, or one query of all rows); the model file is JSON data.")
+                           "(qid: rows, or one query of all rows); the model file is JSON data.",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("train", metavar="TRAIN", help="training file (label [qid:Q] index:value ... [# comment])")
     train.add_argument("model", metavar="MODEL", help="model file to write")
     train.add_argument("-c", dest="C", type=float, default=1.0, help="RankSVM's C (default 1.0)")
     # names are checked by RankSVM itself (one line naming the accepted ones), so that the
     # parser, and ssvm --version, need not import the estimators
-    train.add_argument("--loss", default="ap",
-                       help="task loss: ap (default), ndcg, precision_at_k, zero_one, pairwise (SVM^rank's "
-                            "swapped pairs), roc_auc, mrr, f1, prbep, ndcg_at_k")
+    train.add_argument("--loss", default=None,
+                       help="task loss: ap (default), ndcg, ndcg_at_k, precision_at_k, mrr, pairwise (SVM^rank's "
+                            "swapped pairs), roc_auc, f1, prbep, zero_one")
     train.add_argument("--c-convention", choices=("ssvm", "svm_rank"), default="ssvm",
                        help="how -c reads: ssvm (default: C / Q times the sum of the hinges over the Q queries "
                             "that count) or svm_rank (svm_rank_learn's -c: c / n over all n queries of the file, "
@@ -56,45 +66,73 @@ def add_file_commands(sub):
     train.add_argument("--oracle", default="auto", help="loss-augmented inference (default auto: the fastest)")
     train.add_argument("--solver", default="cutting_plane",
                        help="minimiser of J: cutting_plane (default), pegasos, frank_wolfe")
-    train.add_argument("--tol", type=float, default=1e-3, help="stopping tolerance (default 1e-3)")
-    train.add_argument("--max-iter", type=int, default=None, help="solver iterations (default: the solver's)")
+    train.add_argument("--tol", "-e", type=float, default=1e-3,
+                       help="stopping tolerance, a relative duality gap (default 1e-3; -e as in SVM^rank)")
+    train.add_argument("--max-iter", "-#", type=int, default=None,
+                       help="solver iterations (default: the solver's; -# as in SVM^light)")
     train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k and ndcg_at_k (default 10)")
-    train.add_argument("--gain", default="exponential",
+    train.add_argument("--gain", choices=("exponential", "linear", "binary"), default=None,
                        help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
     train.add_argument("--seed", type=int, default=None,
                        help="seed of the stochastic solvers (pegasos, frank_wolfe) and of --transform quantile")
     train.add_argument("--transform", choices=_TRANSFORMS, default="none",
-                       help="feature transform before the model: quantile (QuantileTransformer to a normal, "
-                       "recommended for heavy-tailed LETOR features; its quantiles come from every row of "
-                       "TRAIN, no subsample at any size, so the same file gives the same model), standard "
-                       "(StandardScaler) or none")
+                       help="feature transform before the model: quantile (QuantileTransformer to a normal; use it "
+                       "for raw LETOR features whose columns differ by orders of magnitude, see below; its "
+                       "quantiles come from every row of TRAIN, so the same file gives the same model), standard "
+                       "(StandardScaler) or none (default: features already scaled)")
     train.add_argument("--allow-unconverged", action="store_true",
                        help="write the model even when the solver stops at --max-iter before --tol or the fit "
                        "ends at w = 0 (every row scores the same); without it such a fit is refused with "
                        "exit status 1 and no model file")
+    add_svmlight_flags(train)
     predict = sub.add_parser("predict", help="score a file's rows with a model file",
                              description="ssvm predict TEST MODEL PREDICTIONS: one score per line, in the "
                              "file's row order (several per line for a one-vs-rest model).")
     predict.add_argument("test", metavar="TEST", help="file to score")
     predict.add_argument("model", metavar="MODEL", help="model file written by ssvm train or ssvm.save_model")
     predict.add_argument("predictions", metavar="PREDICTIONS", help="file to write the scores to")
-    evaluate = sub.add_parser("eval", help="per-query mean AP, NDCG, NDCG@k and P@k of a predictions file",
-                              description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores "
-                              "in PREDICTIONS and print the mean of each measure over the queries.")
+    evaluate = sub.add_parser(
+        "eval", help="trec_eval's measures of a predictions file: map, ndcg, ndcg_cut_k, P_k (means or per query)",
+        description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores in PREDICTIONS (ties by row "
+        "order) and print, in trec_eval's format and names, mean AP (map), NDCG (ndcg), NDCG@k (ndcg_cut_k) and "
+        "precision@k divided by k (P_k). trec_eval's own numbers: --gain linear --all-queries.")
     evaluate.add_argument("test", metavar="TEST", help="file with the relevance labels and qid:")
     evaluate.add_argument("predictions", metavar="PREDICTIONS", help="one score per line, in TEST's row order")
-    evaluate.add_argument("-k", type=int, action="append", default=None,
-                          help="cut-off of NDCG@k and P@k (repeat for several; default 1, 5, 10)")
+    evaluate.add_argument("-k", type=_cutoffs, action="append", default=None, metavar="K[,K...]",
+                          help="cut-offs of ndcg_cut and P, comma-separated or repeated (default 1,5,10)")
+    evaluate.add_argument("--gain", choices=("exponential", "linear", "binary"), default="exponential",
+                          help="gains of ndcg and ndcg_cut: exponential (2^r - 1, the default: what ssvm train "
+                          "--loss ndcg optimises, and LETOR's, LightGBM's and XGBoost's NDCG), linear (r, trec_eval's "
+                          "ndcg) or binary ([r > 0]); map and P count r > 0 as relevant")
+    evaluate.add_argument("--all-queries", action="store_true",
+                          help="average over every query of TEST, as trec_eval: a query without a relevant row "
+                          "scores 0, one whose rows are all relevant 1 (P_k: its size / k if below k). By default "
+                          "such queries, whose every ranking scores the same, are left out of the means, as in "
+                          "training")
+    evaluate.add_argument("--per-query", action="store_true",
+                          help="also print every query's values (trec_eval -q), before the means; nan for a query "
+                          "left out of the means")
     for parser in (train, predict):
         parser.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
                             help="feature indices start at 0 (default auto: 0-based if an index 0 occurs, "
                             "and predict reads the test file as the model's training file was read)")
-    for parser in (train, predict, evaluate):
+    for parser, what in ((train, "progress (-v or -v 1: solver summary and info logging; -vv or -v 2: every "
+                                 "iteration)"), (predict, "info logging"), (evaluate, "which queries are left out")):
         parser.add_argument("-v", "--verbose", action="count", default=0,
-                            help="progress (-v or -v 1: solver summary and info logging; -vv or -v 2: every "
-                            "iteration); with an error, its traceback. As SVM^rank's -v [0..3], a level "
-                            "0 to 3 right after -v is the level, never a file name")
+                            help=f"{what}; with an error, its traceback. As SVM^rank's -v [0..3], a level 0 to 3 "
+                            "right after -v is the level, never a file name")
+
+
+def _cutoffs(text):
+    """``-k 1,5,10``: a list of cut-offs (integers >= 1)."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"cut-offs are integers separated by commas, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"cut-offs must be integers >= 1, got {text!r}")
+    return values
 
 
 def run_file_command(args):
@@ -114,14 +152,20 @@ def run_file_command(args):
     if args.verbose:
         logging.getLogger("ssvm").setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO)
     command = {"train": _train, "predict": _predict, "eval": _eval}[args.command]
-    try:
-        return command(args)
-    except (OSError, ValueError) as exc:
-        if args.verbose:
-            traceback.print_exc(file=sys.stderr)
-        message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
-        sys.stderr.write(f"ssvm {args.command}: error: {str(message).splitlines()[0]}\n")
-        return 1
+    args.skipped = None  # train: (ids, number of queries) of the queries it skipped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning, each printed below as one line
+        try:
+            status = command(args)
+        except (OSError, ValueError) as exc:
+            if args.verbose:
+                traceback.print_exc(file=sys.stderr)
+            message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
+            sys.stderr.write(f"ssvm {args.command}: error: {cli_spelling(message)}\n")
+            status = 1
+    for line in warning_lines(args.command, caught, args.skipped, args.verbose):
+        sys.stderr.write(line + "\n")
+    return status
 
 
 def _zero_based(option, model_choice=None):
@@ -130,17 +174,48 @@ def _zero_based(option, model_choice=None):
     return {"auto": "auto", "yes": True, "no": False}[option]
 
 
+def _read(path, n_features, zero_based):
+    """A LETOR file read for a command: ``(X, relevance, qid, zero_based)``; an empty one is refused."""
+    from ssvm.datasets.letor import _read_letor
+
+    X, relevance, qid, zero_based = _read_letor(path, None, n_features, zero_based)
+    if X.shape[0] == 0:
+        raise ValueError(f"{path} has no data rows (it is empty, or holds only comments and blank lines): "
+                         "nothing to rank")
+    return X, relevance, qid, zero_based
+
+
+def _check_loss_options(args):
+    """``-l``, ``-t``, ``-w``, ``-z``, then ``--loss`` among the registry's names and ``-k`` / ``--gain`` only with a
+    loss that takes them (one line each, before any file is read)."""
+    from ssvm.losses import LOSS_NAMES, loss_entry
+
+    check_svmlight_flags(args, loss_given=args.loss is not None)
+    args.loss = args.loss or "ap"
+    if args.loss not in LOSS_NAMES:
+        raise ValueError(f"--loss {args.loss}: choose one of {', '.join(LOSS_NAMES)}")
+    entry = loss_entry(args.loss)
+    if args.k is not None and "k" not in entry.params:
+        raise ValueError(f"-k is the cut-off of --loss precision_at_k and ndcg_at_k; --loss {args.loss} has none")
+    if args.gain is not None and not entry.gains:
+        raise ValueError(f"--gain sets the gains of --loss ndcg and ndcg_at_k; --loss {args.loss} counts r > 0 as "
+                         "relevant")
+    args.gain = args.gain or "exponential"
+
+
 def _train(args):
     import numpy as np
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import QuantileTransformer, StandardScaler
 
     from ssvm._fit_checks import fit_problem, fit_reporting_convergence
-    from ssvm.datasets.letor import _read_letor
     from ssvm.estimators import RankSVM
+    from ssvm.losses import loss_entry
     from ssvm.model_files import save_model
 
-    X, relevance, qid, zero_based = _read_letor(args.train, None, None, _zero_based(args.zero_based))
+    refuse_overwriting(args.model, "MODEL", [("training", args.train)])
+    _check_loss_options(args)
+    X, relevance, qid, zero_based = _read(args.train, None, _zero_based(args.zero_based))
     C = args.C if args.c_convention == "ssvm" else _svm_rank_C(args.C, relevance, qid)
     model = RankSVM(loss=args.loss, oracle=args.oracle, solver=args.solver, C=C, k=args.k, gain=args.gain,
                     tol=args.tol, max_iter=args.max_iter, n_jobs=args.jobs, random_state=args.seed,
@@ -153,6 +228,7 @@ def _train(args):
         model = make_pipeline(transform, model)
         X = X.toarray()  # the transforms want dense features (QuantileTransformer: non-negative sparse only)
     # queries from qid: (relevance > 0 relevant); a file without qid: one query of all rows
+    args.skipped = skipped_queries(relevance, qid, graded=bool(loss_entry(args.loss).gains) and args.gain != "binary")
     converged = fit_reporting_convergence(
         model, X, relevance, **({"qid": qid} if args.transform == "none" else {"ranksvm__qid": qid}))
     problem = fit_problem(model[-1] if args.transform != "none" else model, converged, args.tol)
@@ -188,19 +264,25 @@ def _svm_rank_C(c, relevance, qid):
 
 
 def _predict(args):
-    from ssvm.datasets.letor import _read_letor
     from ssvm.model_files import load_model
 
+    refuse_overwriting(args.predictions, "PREDICTIONS", [("test", args.test), ("model", args.model)])
     model, metadata = load_model(args.model, with_metadata=True)
     ranker = model[-1] if hasattr(model, "steps") else model
     if type(ranker).__name__ != "RankSVM":
         raise ValueError(f"{args.model} holds a {type(ranker).__name__}; ssvm predict scores rows with a RankSVM "
                          "(use the Python API for the others)")
-    X, _, _, _ = _read_letor(args.test, None, ranker.n_features_in_,
-                             _zero_based(args.zero_based, metadata.get("zero_based")))
+    zero_based = _zero_based(args.zero_based, metadata.get("zero_based"))
+    try:
+        X, _, _, _ = _read(args.test, ranker.n_features_in_, zero_based)
+    except ValueError as exc:
+        if zero_based is True and "is beyond n_features" in str(exc):
+            raise ValueError(f"{exc}: the model was trained on a 0-based file; if {args.test} is 1-based (as SVM^rank "
+                             "writes), pass --zero-based no") from exc
+        raise
     scores = model.decision_function(X.toarray() if hasattr(model, "steps") else X)
     lines = [" ".join(map(repr, row)) for row in scores.tolist()] if scores.ndim == 2 else map(repr, scores.tolist())
-    Path(args.predictions).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    atomic_write(args.predictions, "".join(f"{line}\n" for line in lines))
     logger.info("%s: %d scores → %s", args.test, X.shape[0], args.predictions)
     return 0
 
@@ -228,39 +310,48 @@ def _read_predictions(path, n_rows):
 
 
 def _eval(args):
-    import warnings
-
     import numpy as np
-    from sklearn.exceptions import UndefinedMetricWarning
 
-    from ssvm.datasets.letor import _read_letor
-    from ssvm.metrics import query_scores
+    from ssvm.metrics import measure_table
 
-    _, relevance, qid, _ = _read_letor(args.test, None, None, "auto")  # labels and qid: any index base
+    _, relevance, qid, _ = _read(args.test, None, "auto")  # labels and qid: any index base
     scores = _read_predictions(args.predictions, relevance.shape[0])
-    cutoffs = sorted(set(args.k or [1, 5, 10]))
-    if any(k < 1 for k in cutoffs):
-        raise ValueError(f"-k must be at least 1, got {min(cutoffs)}")
-    graded = np.unique(relevance).size > 2 and relevance.min() >= 0
-    measures = [("mean AP", {"loss": "ap"}), ("NDCG", {"loss": "ndcg", "gain": "binary"})]
-    measures += [(f"NDCG@{k}", {"loss": "ndcg", "gain": "binary", "k": k}) for k in cutoffs]
-    measures += [(f"P@{k}", {"loss": "precision_at_k", "k": k}) for k in cutoffs]
-    measures += [("MRR", {"loss": "mrr"}), ("pairs in order (AUC)", {"loss": "pairwise"}),
-                 ("R-precision (PRBEP)", {"loss": "prbep"}), ("F1 of score > 0", {"loss": "f1"})]
-    if graded:  # graded relevance: NDCG with the LETOR convention's gains 2^r - 1 too
-        measures += [("NDCG, gains 2^r-1", {"loss": "ndcg", "gain": "exponential"})]
-        measures += [(f"NDCG@{k}, gains 2^r-1", {"loss": "ndcg", "gain": "exponential", "k": k})
-                     for k in cutoffs]
-    n_queries = np.unique(qid).size
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)  # no query counts: NaN, said below
-        for name, options in measures:
-            values = query_scores(relevance, scores, qid=qid, **options)
-            rows.append((name, float(np.mean(values)) if values.size else float("nan"), values.size))
-    width = max(len(name) for name, _, _ in rows)
-    out = [f"{args.test}: {relevance.shape[0]} rows, {n_queries} queries; the mean over the queries that count "
-           "(binary measures: a relevant and a non-relevant row, y > 0 relevant)"]
-    out += [f"{name:<{width}}  {value:.4f}  ({count} queries)" for name, value, count in rows]
+    cutoffs = sorted({k for group in args.k or [[1, 5, 10]] for k in group})
+    ids, columns = measure_table(relevance, scores, qid=qid, k=cutoffs, gain=args.gain,
+                                 all_queries=args.all_queries, measures=("map", "ndcg", "ndcg_cut", "P", "recip_rank", "Rprec"))
+    out = []
+    if args.per_query:
+        out += [_trec_line(name, query, values[i]) for i, query in enumerate(ids) for name, values in columns.items()]
+    out.append(_trec_line("num_q", "all", len(ids)))
+    for name, values in columns.items():
+        counted = values[~np.isnan(values)]
+        out.append(_trec_line(name, "all", float(np.mean(counted)) if counted.size else float("nan")))
     sys.stdout.write("\n".join(out) + "\n")
+    if not args.all_queries:
+        _say_left_out(columns, len(ids), ids, args.verbose)
     return 0
+
+
+def _trec_line(name, query, value):
+    """One line as trec_eval prints it: the measure, the query (or ``all``), the value."""
+    return f"{name:<22}\t{query}\t{value}" if isinstance(value, int) else f"{name:<22}\t{query}\t{value:.4f}"
+
+
+def _say_left_out(columns, n_queries, ids, verbose):
+    """One line on stderr: how many queries the means leave out (and, with -v, which)."""
+    import numpy as np
+
+    left = {name: np.isnan(values) for name, values in columns.items()}
+    counts = {}
+    for name, mask in left.items():
+        counts.setdefault(int(mask.sum()), []).append(name)
+    if not any(counts.keys() - {0}):
+        return
+    parts = [f"{count} for {', '.join(names)}" for count, names in sorted(counts.items()) if count]
+    which = ""
+    if verbose:
+        first = next(mask for mask in left.values())
+        which = "; queries " + " ".join(str(ids[i]) for i in np.flatnonzero(first))
+    sys.stderr.write(f"ssvm eval: queries left out of the means (every ranking of them scores the same: no relevant "
+                     f"or no non-relevant row, or for graded gains one grade), of {n_queries}: {'; '.join(parts)}; "
+                     f"--all-queries averages over every query, as trec_eval{which}\n")

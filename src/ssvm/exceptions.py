@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["DegenerateQueriesWarning", "MissingQidWarning", "external_stacklevel", "warn_once"]
+__all__ = ["DegenerateQueriesWarning", "MissingQidWarning", "ModelVersionWarning", "external_stacklevel", "warn_once"]
 
 _SSVM_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -34,6 +34,15 @@ class MissingQidWarning(UserWarning):
 
     ``score`` then ranks all rows as one query, which is not what the model was trained for
     (and, within ``GridSearchCV``, picks ``C`` on the wrong measure).
+    """
+
+
+class ModelVersionWarning(UserWarning):
+    """A model file written by another version of ssvm was loaded (:func:`ssvm.load_model`).
+
+    Every field passed this version's checks, so the model loads; but estimators can change
+    between versions, so re-save it with this version (or retrain it) before relying on it.
+    Shown at every load.
     """
 
 

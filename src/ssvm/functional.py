@@ -51,7 +51,7 @@ def _score_hinge(scores, y, qid, oracle):
         target = check_relevance(y, s.shape[0])
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
-    queries = informative_queries(resolve_queries(s.shape[0], qid=qid), target, warn=False)
+    queries = informative_queries(resolve_queries(s.shape[0], qid=qid, rows="scores"), target, warn=False)
     return s, dtype, ScoreHinge(target, queries, oracle, check_input=False)
 
 

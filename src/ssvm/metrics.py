@@ -1,20 +1,38 @@
-"""Ranking quality per query: mean AP, mean NDCG (graded or binary gains) and NDCG@k, precision@k.
+"""Ranking quality per query: mean AP, NDCG and NDCG@k (graded or binary gains), precision@k.
 
-One query grouping and one convention, shared by ``RankSVM.score``, ``LatentRankSVM.score``, the
-experiments and the scripts:
+One query grouping and one convention, shared by ``RankSVM.score``, ``LatentRankSVM.score``,
+``ssvm eval``, the experiments and the scripts:
 
 * **Queries.** Rows with the same ``qid`` form a query (any order of rows; the grouping is
   :func:`ssvm._queries.resolve_queries`, the one the estimators train with). Without ``qid``
   all rows form one query.
-* **Ranking.** Each query's rows are ranked by decreasing score; ties are broken by row order
-  (the first row ranks higher), as in training. scikit-learn's
-  ``average_precision_score`` / ``ndcg_score`` treat ties differently; without ties they agree.
+* **Ranking and ties.** Each query's rows are ranked by decreasing score; tied scores are ranked
+  by row order (the first row ranks higher), as in training. trec_eval (and ``pytrec_eval``)
+  rank tied scores by document name in *descending* order (``strcmp``); scikit-learn's
+  ``average_precision_score`` / ``ndcg_score`` average over the ties. Without ties all agree;
+  to get trec_eval's number on a run with ties, order each query's tied rows by decreasing
+  document name first.
+* **Relevance.** AP, precision@k and binary-gain NDCG count ``y > 0`` as relevant (any real
+  grade: 0.5 is relevant). NDCG with graded gains (``gain="exponential"``: 2^y − 1, the LETOR
+  convention and the default; ``"linear"``: y, trec_eval's ``ndcg``) needs non-negative integer
+  grades, checked as training checks them: evaluation and ``RankSVM(loss="ndcg")`` refuse 0.5
+  alike. With 0/1 labels the three gains agree, bit for bit.
 * **Which queries count.** A query on which every ranking scores the same tells nothing about
-  the model, so it is left out of the mean: for the binary measures (AP, binary-gain NDCG,
-  precision@k, which count ``y > 0`` as relevant) a query without a relevant row or without a
-  non-relevant row; for graded-gain NDCG a query whose rows all have the same grade. Training skips the same queries
-  (:class:`~ssvm.exceptions.DegenerateQueriesWarning`). Accuracy (``loss="zero_one"``) counts
-  every query. If no query counts, the score is NaN with an ``UndefinedMetricWarning``.
+  the model, so by default it is left out of the mean: for the binary measures a query without a
+  relevant row or without a non-relevant row; for graded-gain NDCG a query whose rows all have
+  the same grade. Training skips the same queries
+  (:class:`~ssvm.exceptions.DegenerateQueriesWarning`). With ``all_queries=True`` every query
+  counts, as in trec_eval: one without a relevant row scores 0 on every measure, one whose rows
+  are all relevant (or all of one positive grade) scores 1 on AP and NDCG and
+  ``min(k, its size) / k`` on trec_eval's P@k. Accuracy (``loss="zero_one"``) counts every
+  query. If no query counts, the score is NaN with an ``UndefinedMetricWarning``.
+* **Precision at k.** :func:`precision_at_k` is trec_eval's ``P_k``: the relevant rows among the
+  top k, divided by k (a query of 6 rows, 2 relevant, has P@10 = 0.2). The *trained* measure,
+  ``ranking_score(loss="precision_at_k")`` and ``RankSVM.score``, divides by ``min(k, query
+  size)`` instead, so that a query shorter than k can still be ranked well or badly.
+
+:func:`evaluate` computes several measures at once under trec_eval's names (``map``, ``ndcg``,
+``ndcg_cut_10``, ``P_10``, ``recip_rank``, ``Rprec``), means or per query: what ``ssvm eval`` prints.
 
 The functions take ``(y_true, y_score)`` in scikit-learn's order, so they plug into
 :func:`sklearn.metrics.make_scorer`; with metadata routing a scorer can ask for ``qid``::
@@ -22,9 +40,7 @@ The functions take ``(y_true, y_score)`` in scikit-learn's order, so they plug i
     scorer = make_scorer(ndcg_at_k, response_method="decision_function", k=10, gain="exponential")
     scorer = scorer.set_score_request(qid=True)
 
-NDCG takes ``gain=``: ``"exponential"`` (2^y − 1, the LETOR convention and the
-default), ``"linear"`` (y) or ``"binary"`` ([y > 0]); with 0/1 labels the three agree, bit for bit.
-The older name ``gains=`` still works, with a ``FutureWarning``.
+The older name ``gains=`` of ``gain=`` still works, with a ``FutureWarning``.
 """
 
 import warnings
@@ -32,19 +48,21 @@ import warnings
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
-from ssvm._queries import check_relevance_grades, resolve_queries
+from ssvm._query_values import query_values
+from ssvm._threshold import accuracy_threshold
 from ssvm.exceptions import external_stacklevel
-from ssvm.losses import loss_entry, ranking_loss
-from ssvm.losses.graded import graded_ndcg_value
-from ssvm.losses.pairwise import pair_order_score
-from ssvm.losses.registry import GAINS
+from ssvm.losses import loss_entry
 
 __all__ = ["ranking_score", "query_scores", "one_vs_rest_score", "mean_average_precision",
-           "mean_ndcg", "ndcg_at_k", "accuracy_threshold"]
+           "mean_ndcg", "ndcg_at_k", "precision_at_k", "evaluate", "accuracy_threshold"]
+
+#: the measures of :func:`evaluate`: trec_eval's name, the loss it is one minus, whether it is taken at each
+#: cut-off k (named ``{name}_{k}``) and whether it takes ``gain``
+MEASURES = dict(map=("ap", False), ndcg=("ndcg", False), ndcg_cut=("ndcg", True), P=("precision_at_k", True),
+                recip_rank=("mrr", False), Rprec=("prbep", False))
 
 
-
-def mean_average_precision(y_true, y_score, *, qid=None):
+def mean_average_precision(y_true, y_score, *, qid=None, all_queries=False):
     """Mean over queries of the average precision of the ranking by ``y_score``.
 
     Parameters
@@ -55,12 +73,16 @@ def mean_average_precision(y_true, y_score, *, qid=None):
         Finite scores; higher ranks first, ties by row order.
     qid : array-like of shape (n_samples,), default=None
         Query id per row; by default all rows form one query.
+    all_queries : bool, default=False
+        Average over every query, as trec_eval's ``map`` (a query without a relevant row scores 0,
+        one with only relevant rows 1); by default over the queries with a relevant and a
+        non-relevant row.
 
     Returns
     -------
     float
-        Mean AP over the queries with a relevant and a non-relevant row (NaN, with a warning,
-        if there is none). AP is binary: grades count as relevant when ``y > 0``.
+        Mean AP (NaN, with a warning, if no query counts). AP is binary: grades count as
+        relevant when ``y > 0``.
 
     Examples
     --------
@@ -70,10 +92,10 @@ def mean_average_precision(y_true, y_score, *, qid=None):
     >>> mean_average_precision([0, 1, 1, 0, 1, 1], [3., 2., 5., 4., 1., 0.], qid=[1, 1, 2, 2, 3, 3])
     0.75
     """
-    return ranking_score(y_true, y_score, qid=qid, loss="ap")
+    return ranking_score(y_true, y_score, qid=qid, loss="ap", all_queries=all_queries)
 
 
-def mean_ndcg(y_true, y_score, *, qid=None, gain="exponential", k=None, gains=None):
+def mean_ndcg(y_true, y_score, *, qid=None, gain="exponential", k=None, all_queries=False, gains=None):
     """Mean over queries of the NDCG of the ranking by ``y_score``.
 
     ``NDCG = DCG / ideal DCG`` with ``DCG = Σ_i g(y_(i)) / log2(1 + i)`` over positions
@@ -94,14 +116,17 @@ def mean_ndcg(y_true, y_score, *, qid=None, gain="exponential", k=None, gains=No
         labels all three give the same number.
     k : int, default=None
         Only the top ``k`` positions count (NDCG@k, see :func:`ndcg_at_k`); None: all.
+    all_queries : bool, default=False
+        Average over every query, as trec_eval (a query without a relevant row scores 0, one
+        whose rows all have the same positive grade 1); by default over the queries on which
+        NDCG depends on the ranking.
     gains : str, optional
         The former name of ``gain`` (deprecated; a ``FutureWarning``).
 
     Returns
     -------
     float
-        Mean NDCG over the queries on which it depends on the ranking (NaN, with a warning,
-        if there is none).
+        Mean NDCG (NaN, with a warning, if no query counts).
 
     Examples
     --------
@@ -113,10 +138,10 @@ def mean_ndcg(y_true, y_score, *, qid=None, gain="exponential", k=None, gains=No
     0.9197
     """
     gain = _renamed_gain(gain, gains)
-    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k)
+    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k, all_queries=all_queries)
 
 
-def ndcg_at_k(y_true, y_score, *, k=10, qid=None, gain="exponential"):
+def ndcg_at_k(y_true, y_score, *, k=10, qid=None, gain="exponential", all_queries=False):
     """Mean over queries of NDCG@k, the number learning-to-rank papers report.
 
     :func:`mean_ndcg` with a cut-off: only the top ``k`` positions of each query's ranking
@@ -134,6 +159,8 @@ def ndcg_at_k(y_true, y_score, *, k=10, qid=None, gain="exponential"):
         Query id per row; by default all rows form one query.
     gain : {"exponential", "linear", "binary"}, default="exponential"
         As in :func:`mean_ndcg`.
+    all_queries : bool, default=False
+        As in :func:`mean_ndcg` (trec_eval's ``ndcg_cut_k`` with ``gain="linear"``).
 
     Returns
     -------
@@ -147,7 +174,120 @@ def ndcg_at_k(y_true, y_score, *, k=10, qid=None, gain="exponential"):
     >>> round(ndcg_at_k(y, s, k=1), 4)  # gain 1 at the top against the ideal 3
     0.3333
     """
-    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k)
+    return ranking_score(y_true, y_score, qid=qid, loss="ndcg", gain=gain, k=k, all_queries=all_queries)
+
+
+def precision_at_k(y_true, y_score, *, k=10, qid=None, all_queries=False):
+    """Mean over queries of precision at k as trec_eval computes it (``P_k``): relevant rows in the top k, / k.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance: bool, or numeric grades with ``y > 0`` relevant.
+    y_score : array-like of shape (n_samples,)
+        Finite scores; higher ranks first, ties by row order.
+    k : int, default=10
+        The cut-off. Always the divisor: a query with fewer than k rows cannot reach 1 (unlike the
+        trained measure, ``ranking_score(loss="precision_at_k")``, see the module).
+    qid : array-like of shape (n_samples,), default=None
+        Query id per row; by default all rows form one query.
+    all_queries : bool, default=False
+        Average over every query, as trec_eval; by default over the queries with a relevant and
+        a non-relevant row.
+
+    Returns
+    -------
+    float
+        NaN, with an ``UndefinedMetricWarning``, if no query counts.
+
+    Examples
+    --------
+    >>> from ssvm.metrics import precision_at_k
+    >>> # 6 rows, the 2 relevant ones ranked 1st and 3rd: 2 relevant in the top 10, divided by 10
+    >>> precision_at_k([1, 0, 1, 0, 0, 0], [6., 5., 4., 3., 2., 1.], k=10)
+    0.2
+    """
+    _, values = query_values(y_true, y_score, qid=qid, loss="precision_at_k", gain=None, k=k,
+                             all_queries=all_queries, precision="trec")
+    return _mean_or_nan(values[~np.isnan(values)])
+
+
+def evaluate(y_true, y_score, *, qid=None, k=(1, 5, 10), gain="exponential", all_queries=False, per_query=False,
+             measures=tuple(MEASURES)):
+    """Several ranking measures at once, under trec_eval's names: what ``ssvm eval`` prints.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance grades (``y > 0`` relevant for ``map`` and ``P``).
+    y_score : array-like of shape (n_samples,)
+        Finite scores; higher ranks first, ties by row order.
+    qid : array-like of shape (n_samples,), default=None
+        Query id per row; by default all rows form one query.
+    k : sequence of int, default=(1, 5, 10)
+        The cut-offs of ``ndcg_cut`` and ``P``.
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+        Gains of ``ndcg`` and ``ndcg_cut`` (as in :func:`mean_ndcg`). trec_eval's are
+        ``"linear"``.
+    all_queries : bool, default=False
+        Every query counts (trec_eval's means); by default only the queries that count (see the
+        module).
+    per_query : bool, default=False
+        Return every query's value instead of the means.
+    measures : sequence of str, default=("map", "ndcg", "ndcg_cut", "P", "recip_rank", "Rprec")
+        Which measures: keys of :data:`MEASURES` (mean AP; NDCG; NDCG@k and trec_eval's P@k at
+        each cut-off; the reciprocal rank of the first relevant row; R-precision, the precision
+        at R = the number of relevant rows, which is the precision/recall break-even point).
+
+    Returns
+    -------
+    dict
+        ``{name: mean}`` with names ``"map"``, ``"ndcg"``, ``"ndcg_cut_5"``, ``"P_5"``, ... (NaN
+        when no query counts; no warning) and ``"num_q"``, the number of queries; with
+        ``per_query=True``, ``{query id: {name: value}}`` as ``pytrec_eval`` returns, NaN for a
+        query left out of the means.
+
+    Raises
+    ------
+    ValueError
+        On an unknown measure, a cut-off below 1, or what :func:`ranking_score` refuses.
+
+    Examples
+    --------
+    >>> from ssvm.metrics import evaluate
+    >>> y, s, q = [2, 0, 1, 0, 0, 1], [0.9, 0.8, 0.1, 0.3, 0.2, 0.4], [1, 1, 1, 2, 2, 2]
+    >>> {name: round(value, 4) for name, value in evaluate(y, s, qid=q, k=[1]).items()}
+    {'num_q': 2, 'map': 0.9167, 'ndcg': 0.982, 'ndcg_cut_1': 1.0, 'P_1': 1.0, 'recip_rank': 1.0, 'Rprec': 0.75}
+    """
+    ids, columns = measure_table(y_true, y_score, qid=qid, k=k, gain=gain, all_queries=all_queries,
+                                 measures=measures)
+    if per_query:
+        return {query: {name: float(values[i]) for name, values in columns.items()} for i, query in enumerate(ids)}
+    return {"num_q": len(ids), **{name: _nan_mean(values) for name, values in columns.items()}}
+
+
+def measure_table(y_true, y_score, *, qid, k, gain, all_queries, measures):
+    """:func:`evaluate`'s table: the query ids and ``{name: value of every query}`` (NaN: does not count)."""
+    unknown = [name for name in measures if name not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure {unknown[0]!r}; measures are {', '.join(MEASURES)}")
+    cutoffs = sorted(set(k))
+    if any(isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or c < 1 for c in cutoffs):
+        raise ValueError(f"k must hold integers >= 1; got {list(k)!r}.")
+    columns, ids = {}, []
+    for name in measures:
+        loss, at_k = MEASURES[name]
+        for cutoff in cutoffs if at_k else [None]:
+            ids, columns[name if cutoff is None else f"{name}_{cutoff}"] = query_values(
+                y_true, y_score, qid=qid, loss=loss, gain=gain if loss_entry(loss).gains else None, k=cutoff,
+                all_queries=all_queries, precision="trec" if name == "P" else "trained")
+    return ids, columns
+
+
+def _nan_mean(values):
+    """Mean of the values that are not NaN; NaN (no warning) when there are none."""
+    counted = values[~np.isnan(values)]
+    return float(np.mean(counted)) if counted.size else float("nan")
 
 
 def _renamed_gain(gain, gains):
@@ -159,7 +299,7 @@ def _renamed_gain(gain, gains):
     return gains
 
 
-def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gains=None):
+def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, all_queries=False, gains=None):
     """One minus the mean per-query task loss of the ranking by ``y_score`` (see the module).
 
     Parameters
@@ -177,8 +317,12 @@ def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, ga
         Gains of ``loss="ndcg"`` (see :func:`mean_ndcg`; None: ``"exponential"``); the other
         losses are binary (``y > 0`` relevant).
     k : int, default=None
-        Cut-off of ``"precision_at_k"`` (None: 10; clipped to each query's size) or of
-        ``"ndcg"`` (None: no cut-off). Not used by the other losses.
+        Cut-off of ``"precision_at_k"`` (None: 10; clipped to each query's size: the trained
+        measure, see :func:`precision_at_k` for trec_eval's) or of ``"ndcg"`` (None: no cut-off).
+        Not used by the other losses.
+    all_queries : bool, default=False
+        Average over every query, as trec_eval (see the module); by default over the queries
+        that count.
     gains : str, optional
         The former name of ``gain`` (deprecated).
 
@@ -194,7 +338,7 @@ def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, ga
         not use.
     """
     gain = _renamed_gain(gain, gains)
-    return _mean_or_nan(query_scores(y_true, y_score, qid=qid, loss=loss, gain=gain, k=k))
+    return _mean_or_nan(query_scores(y_true, y_score, qid=qid, loss=loss, gain=gain, k=k, all_queries=all_queries))
 
 
 def _mean_or_nan(values):
@@ -240,172 +384,19 @@ def one_vs_rest_score(y, y_score, classes, **options):
     return _mean_or_nan([float(np.mean(v)) for v in values if v.size])
 
 
-def query_scores(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, gains=None):
+def query_scores(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, all_queries=False, gains=None):
     """Score of every query that counts (see :func:`ranking_score`), in order of first appearance.
 
     Parameters
     ----------
-    y_true, y_score, qid, loss, gain, k, gains
+    y_true, y_score, qid, loss, gain, k, all_queries, gains
         As for :func:`ranking_score`.
 
     Returns
     -------
     ndarray of float64, shape (n_counted_queries,)
+        With ``all_queries=True``, one value for every query.
     """
-    y_score = np.asarray(y_score)
-    if y_score.ndim != 1 or y_score.dtype.kind not in "iuf":
-        raise ValueError(f"y_score must be a 1-D array of real scores; got shape {y_score.shape} "
-                         f"and dtype {y_score.dtype}.")
-    y_score = y_score.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(y_score)):
-        raise ValueError("y_score contains NaN or infinity.")
-    grades = check_relevance_grades(y_true, y_score.shape[0], name="y_true")
-    entry = loss_entry(loss)
     gain = _renamed_gain(gain, gains)
-    if gain is None:
-        gain = entry.params["gain"][0] if "gain" in entry.params else "binary"
-    if k is None and entry.gains and "k" in entry.params:  # a truncated measure: its default cut-off
-        k = entry.params["k"][0]
-    per_query = _per_query_function(loss, entry, gain, k, grades)
-    if entry.metric == "accuracy":
-        counts = _every_query
-    elif entry.metric == "pairs":
-        counts = _several_grades
-    else:
-        counts = _several_grades if gain != "binary" else _both_classes
-    values = [per_query(y_score[q], grades[q]) for q in resolve_queries(y_score.shape[0], qid=qid)
-              if counts(grades[q])]
-    return np.array(values, dtype=np.float64)
-
-
-def _every_query(grades):
-    return True
-
-
-def _several_grades(grades):
-    return grades.min() < grades.max()
-
-
-def _both_classes(grades):
-    return 0 < np.count_nonzero(grades > 0) < grades.shape[0]
-
-
-def _accuracy(scores, grades):
-    return float(np.mean((scores > 0) == (grades > 0)))
-
-
-def _per_query_function(loss, entry, gain, k, grades):
-    """``f(scores, grades) -> score`` of one counted query; ValueError on options the loss ignores."""
-    if entry.metric == "pairs":
-        if k is not None or gain != "binary":
-            raise ValueError(f"loss {entry.name!r} scores the order of pairs of grades; it takes no k or gain.")
-        return _pairs
-    if gain not in GAINS:
-        raise ValueError(f"gain must be one of {GAINS}; got {gain!r}.")
-    if gain != "binary" and gain not in entry.gains:
-        raise ValueError(f"gain={gain!r} applies to NDCG only; loss {entry.name!r} is binary (y > 0 relevant).")
-    if k is not None:
-        if not (entry.gains or "k" in entry.params):
-            raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
-                             f"{entry.name!r} does not use it.")
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an integer >= 1; got {k!r}.")
-    if gain != "binary" and np.any(grades < 0):
-        n_bad = int(np.count_nonzero(grades < 0))
-        raise ValueError(f"gain={gain!r} needs non-negative relevance grades; y_true has {n_bad} of "
-                         f"{grades.size} rows below 0: pass grades 0, 1, 2, ... or gain='binary' (y > 0 relevant).")
-    if entry.metric == "accuracy":
-        return _accuracy
-    if entry.gains:
-        return lambda s, g: _ndcg(s, g, gain, k)
-    params = entry.check_params({"k": int(k)} if k is not None and "k" in entry.params else {})
-    return lambda s, g: 1.0 - ranking_loss(s, g > 0, loss=loss, **params)
-
-
-def _pairs(scores, grades):
-    """The fraction of one query's pairs of grades r_i > r_j in order (any real grades: their order counts)."""
-    return pair_order_score(scores, np.unique(grades, return_inverse=True)[1].reshape(-1))
-
-
-def _ndcg(scores, grades, gain, k):
-    """NDCG (at ``k``) of one query's ranking by ``scores``: the binary loss's value without a cut-off
-    when every gain is 0 or 1 (bit for bit the binary NDCG whatever ``gain``), else the graded one."""
-    if k is None and (gain == "binary" or np.all((grades == 0) | (grades == 1))):
-        return 1.0 - ranking_loss(scores, grades > 0, loss="ndcg", gain="binary")
-    return graded_ndcg_value(scores, grades, gain, k)
-
-
-def accuracy_threshold(scores, relevant):
-    """Threshold t maximising the accuracy of ``scores > t`` as a predictor of ``relevant``.
-
-    Candidate cuts lie halfway between consecutive distinct scores, or just below the smallest /
-    above the largest score; among the cuts of maximal accuracy the middle one is taken (so the
-    result is deterministic and not on the edge of the tie set). The estimators of ranking
-    losses, which are invariant to shifting all scores, place their ``intercept_`` here.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n,)
-        Finite training scores.
-    relevant : ndarray of bool of shape (n,)
-        True labels.
-
-    Returns
-    -------
-    t : float
-        Finite; ``scores > t`` is exactly the chosen cut (rows tied in score fall on the same
-        side). Usually strictly between two scores; it equals the lower one only when the two
-        are adjacent floats.
-
-    Examples
-    --------
-    >>> from ssvm.metrics import accuracy_threshold
-    >>> round(accuracy_threshold([0.1, 0.4, 0.35, 0.8], [False, False, True, True]), 6)
-    0.225
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    order = np.argsort(scores, kind="stable")
-    s = scores[order]
-    r = np.asarray(relevant, dtype=bool)[order]
-    n = s.shape[0]
-    # cut i: rows s[:i] predicted negative, s[i:] positive
-    correct = np.concatenate(([0], np.cumsum(~r))) + (
-        np.count_nonzero(r) - np.concatenate(([0], np.cumsum(r)))
-    )
-    allowed = np.ones(n + 1, dtype=bool)
-    allowed[1:n] = s[:-1] < s[1:]
-    correct = np.where(allowed, correct, -1)
-    best = np.flatnonzero(correct == correct.max())
-    i = int(best[(best.shape[0] - 1) // 2])
-    return _cut_value(n, s[0], s[-1], s[i - 1] if i > 0 else None, s[i] if i < n else None)
-
-
-def _cut_value(n, first, last, lo, hi):
-    """The threshold :func:`accuracy_threshold` places at a cut of ``n`` sorted scores.
-
-    Parameters
-    ----------
-    n : int
-    first, last : float
-        The lowest and the highest score.
-    lo, hi : float or None
-        The scores on either side of the cut, ``lo < hi``: ``lo`` None below every score, ``hi``
-        None above every score.
-
-    Returns
-    -------
-    float
-        Halfway between ``lo`` and ``hi`` (``lo`` when they are adjacent floats); below the
-        lowest or above the highest score by ``(last − first) / n`` (at least ``max(1,
-        |first| / 2)`` when that is 0 or not finite) at the ends.
-    """
-    spread = last - first
-    step = spread / n if 0 < spread < np.inf else max(1.0, abs(first) / 2)
-    if lo is None:
-        t = first - step
-        return float(t if t < first else np.nextafter(first, -np.inf))
-    if hi is None:
-        t = last + step
-        return float(t if t > last else last)
-    t = lo + (hi - lo) / 2
-    return float(t if lo <= t < hi else lo)
+    _, values = query_values(y_true, y_score, qid=qid, loss=loss, gain=gain, k=k, all_queries=all_queries)
+    return values[~np.isnan(values)]

@@ -23,11 +23,14 @@ documented list of arrays, which this module writes and checks field by field.
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from ssvm._atomic import atomic_write
 from ssvm._model_schemas import ESTIMATORS, KINDS, RELATIONS, SCHEMAS, TRANSFORMERS, finite_number, module_of, nullable
+from ssvm.exceptions import ModelVersionWarning, external_stacklevel
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_model", "save_model"]
 
@@ -54,7 +57,8 @@ def save_model(estimator, path, *, metadata=None):
         as its refitted ``best_estimator_`` (a ``RankSVM``; the cross-validation record is not
         saved), so loading it gives that ``RankSVM``.
     path : str or path-like
-        The file to write (overwritten if it exists).
+        The file to write (replaced if it exists). It is written to a temporary file in the same
+        directory and renamed into place, so an interrupted save leaves the old file or none.
     metadata : dict, optional
         Notes kept beside the model: string keys, values None, bool, number or string (the
         ``ssvm`` command line keeps the training file's name and index base here).
@@ -76,7 +80,7 @@ def save_model(estimator, path, *, metadata=None):
                 "sklearn_version": _version("sklearn"), "metadata": _check_metadata(metadata or {}, ValueError),
                 "model": _encode_model(estimator)}
     text = json.dumps(document, allow_nan=False, separators=(",", ":"))
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    atomic_write(path, text + "\n")
 
 
 def _check_metadata(metadata, error):
@@ -185,7 +189,8 @@ def load_model(path, *, with_metadata=False):
     Returns
     -------
     estimator : RankSVM, LatentRankSVM, LabelRankSVM or sklearn.pipeline.Pipeline
-        The fitted model; its ``decision_function`` equals the saved model's.
+        The fitted model; its ``decision_function`` equals the saved model's. A file written by
+        another version of ssvm loads with a :class:`~ssvm.exceptions.ModelVersionWarning`.
     metadata : dict
         Only with ``with_metadata=True``.
 
@@ -207,6 +212,10 @@ def load_model(path, *, with_metadata=False):
         model = _decode_model(document["model"], "model")
     except _Refusal as refusal:
         raise ValueError(f"{path}: not a valid ssvm model file: {refusal}") from None
+    if document["ssvm_version"] != _version("ssvm"):
+        warnings.warn(f"{path} was written by ssvm {document['ssvm_version']} and is read by ssvm {_version('ssvm')}: "
+                      "every field passed this version's checks; re-save it with this version (or retrain) before "
+                      "relying on it", ModelVersionWarning, stacklevel=external_stacklevel())
     return (model, document["metadata"]) if with_metadata else model
 
 

@@ -1,6 +1,7 @@
 """Tests of the SVMlight / LETOR reader against sklearn's reader and on malformed files."""
 
 import gzip
+import logging
 
 import numpy as np
 import pytest
@@ -233,3 +234,73 @@ def test_n_features_errors(tmp_path):
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="n_features"):
             load_letor(path, n_features=bad)
+
+
+@pytest.mark.parametrize("zero_based, base", [(False, 1), ("auto", 1), (True, 0)])
+def test_the_index_base_read_is_the_one_reported(tmp_path, zero_based, base):
+    """What the command line keeps in the model file, and what an error names: the index as written."""
+    from ssvm.datasets.letor import _read_letor
+
+    path = write(tmp_path, "1 qid:1 4:2\n0 qid:1 1:1\n")
+    X, _, _, read_zero_based = _read_letor(path, None, None, zero_based)
+    assert read_zero_based is (base == 0)
+    assert X.shape == (2, 5 - base)
+    with pytest.raises(ValueError, match=r"line 1: feature index 4 is beyond n_features=2"):
+        load_letor(path, zero_based=zero_based, n_features=2)
+
+
+def test_a_query_file_beside_a_plain_file_is_its_name_plus_query(tmp_path):
+    """``rank.txt`` takes ``rank.txt.query``, never ``rank.query`` (that one is a ``rank.gz``'s)."""
+    path = write(tmp_path, "1 1:1\n0 1:2\n1 1:3\n", name="rank.txt")
+    write(tmp_path, "1\n2\n", name="rank.query")
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 0])
+    write(tmp_path, "2\n1\n", name="rank.txt.query")
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 1])
+
+
+@pytest.mark.parametrize("n_features", [True, False, 2.5, "3", 0, -1])
+def test_n_features_must_be_a_positive_integer(tmp_path, n_features):
+    path = write(tmp_path, "1 1:1\n")
+    with pytest.raises(ValueError, match=f"n_features must be a positive integer, got {n_features!r}"):
+        load_letor(path, n_features=n_features)
+
+
+@pytest.mark.parametrize("zero_based", [True, False, "auto"])
+def test_rows_with_a_label_only(tmp_path, zero_based):
+    path = write(tmp_path, "1\n0 2:3\n2\n")  # rows with a label and nothing else
+    X, relevance, _ = load_letor(path, zero_based=zero_based)
+    np.testing.assert_array_equal(relevance, [1, 0, 2])
+    np.testing.assert_array_equal(X.toarray(), [[0, 0, 0], [0, 0, 3], [0, 0, 0]] if zero_based is True
+                                  else [[0, 0], [0, 3], [0, 0]])
+    X, relevance, _ = load_letor(write(tmp_path, "1\n0\n"), zero_based=zero_based)  # no feature at all
+    assert X.shape == (2, 0) and relevance.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("zero_based", [False, True, "auto"])
+def test_a_repeated_index_is_named_as_written_in_the_file(tmp_path, zero_based):
+    path = write(tmp_path, "1 qid:1 1:1 3:1 3:2\n")
+    with pytest.raises(ValueError, match=r"line 1: feature index 3 appears more than once"):
+        load_letor(path, zero_based=zero_based)
+
+
+def test_index_0_in_a_file_read_one_based_says_where_indices_start(tmp_path):
+    path = write(tmp_path, "1 qid:1 0:1 2:1\n")
+    with pytest.raises(ValueError, match=r"line 1: feature index 0 in token '0:1' is out of range "
+                                         r"\(indices start at 1; pass zero_based=True"):
+        load_letor(path, zero_based=False)
+
+
+def test_scattered_queries_are_logged_once_per_file(tmp_path, caplog):
+    path = write(tmp_path, "1 qid:5 1:1\n0 qid:2 1:2\n0 qid:5 1:3\n1 qid:2 1:4\n0 qid:5 1:5\n")
+    with caplog.at_level(logging.INFO, logger="ssvm.datasets.letor"):
+        load_letor(path)
+    logged = [r.getMessage() for r in caplog.records if "reappears" in r.getMessage()]
+    assert logged == [f"{path}, line 3: qid:5 reappears after other queries (first block starts at line 1); "
+                      "its rows form one query, as RankSVM groups rows by qid"]
+
+
+@pytest.mark.parametrize("n_features, shape", [(None, (0, 0)), (3, (0, 3))])
+def test_a_file_without_rows_reads_as_no_rows(tmp_path, n_features, shape):
+    X, relevance, qid = load_letor(write(tmp_path, "# only a comment\n\n"), n_features=n_features)
+    assert X.shape == shape and X.nnz == 0
+    assert relevance.shape == qid.shape == (0,)

@@ -199,7 +199,7 @@ def test_precision_at_k_ground_truth_and_ties():
     assert d == pytest.approx(3 / 5) and abs(c.sum()) < 1e-15
 
 
-@pytest.mark.timeout(300)  # a walk step of exactly 0 counted as lost made QS loop forever here
+# a walk step of exactly 0 counted as lost made QS loop forever here (pytest's timeout, 600 s, ends such a loop)
 @pytest.mark.parametrize("oracle", supported_oracles("ap"))
 def test_a_zero_score_next_to_a_positive_one_returns(oracle):
     scores, y = np.array([0.25, 0.0]), np.array([True, False])

@@ -129,7 +129,7 @@ def _batch_oracle(loss, oracle, **params):
     return get_oracle(loss, oracle, **({"k": 1} if loss == "precision_at_k" else {}), **params)
 
 
-@pytest.mark.timeout(60)  # an empty query once looped forever in the packed keys' index bits
+# an empty query once looped forever in the packed keys' index bits (pytest's timeout, 600 s, ends such a loop)
 @pytest.mark.parametrize("loss,oracle", BATCH_LOSSES + [("zero_one", "auto")])
 def test_batch_refuses_an_empty_query(loss, oracle):
     o = _batch_oracle(loss, oracle)

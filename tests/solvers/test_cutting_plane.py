@@ -219,3 +219,22 @@ def test_matches_full_primal_hypothesis(sizes, C_exp, d, seed, mu):
         res = cutting_plane(prob, C, tol=1e-9, max_iter=2000, **kw)
         assert res.converged
         assert res.objective == pytest.approx(J_star, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("ocas", [True, False])
+def test_warm_planes_at_another_start_evaluate_that_start(ocas):
+    """The bundle's known H belongs to its own point: started elsewhere, the solve runs the oracles
+    there (so it cannot stop on a certificate it does not have)."""
+    X, y, queries = tiny_ranking_problem(0, n_queries=3, sizes=(5, 6, 4))
+    problem = StructuredHinge(X, y, queries, brute_ap_oracle)
+    first = cutting_plane(problem, 1.0, ocas=ocas)
+    zeros = np.zeros(problem.n_features)
+    again = cutting_plane(problem, 1.0, w0=zeros, planes=first.planes, max_iter=1, ocas=ocas)
+    np.testing.assert_array_equal(again.w, zeros)
+    assert again.objective == pytest.approx(problem.objective(zeros, 1.0), rel=1e-12)
+    assert again.history[-1]["oracle_passes"] == 1
+    for C in (0.3, 1.0, 3.0):  # and a full solve from there reaches the cold optimum
+        warm = cutting_plane(problem, C, tol=1e-6, w0=zeros, planes=first.planes, ocas=ocas)
+        cold = cutting_plane(problem, C, tol=1e-6, ocas=ocas)
+        assert warm.converged and warm.objective == pytest.approx(problem.objective(warm.w, C), rel=1e-12)
+        assert abs(warm.objective - cold.objective) <= 1e-6 * cold.objective

@@ -182,7 +182,7 @@ def _read_letor(path, query_path, n_features, zero_based, *, chunk_bytes=_CHUNK_
     shift = zero_based == "auto" and not parser.saw_zero  # read as 0-based above; no index 0: 1-based
     if shift:
         logger.info("%s: no feature index 0, read as 1-based (zero_based='auto')", path)
-        max_index -= 1
+        max_index = max(max_index - 1, -1)  # -1: no feature at all
     base = 1 if shift or zero_based is False else 0  # of the indices as written
     if n_features is None:
         n_features = max(max_index + 1, 0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CCCPState", "cccp"]
+__all__ = ["CCCPState", "StartRun", "cccp"]
 
 
 @dataclass
@@ -36,6 +36,27 @@ class CCCPState:
     history: list = field(default_factory=list)
     steps: list = field(default_factory=list)
     converged: bool = False
+
+
+@dataclass
+class StartRun:
+    """One CCCP run of a fit that tries several starts (:mod:`ssvm.latent.starts`).
+
+    Attributes
+    ----------
+    label : str
+        The start (``"mean"``, ``"zero_one C*0.1"``, ``"vector 0"``, ...).
+    key : str
+        Digest of the start's first imputation (a start imputing the same windows is skipped).
+    state : CCCPState
+    done : bool
+        Whether the run has ended (a checkpointed run that has not is resumed).
+    """
+
+    label: str
+    key: str
+    state: CCCPState
+    done: bool = False
 
 
 def cccp(bound, state, *, solve, C, max_iter, tol, meter, on_step=None):

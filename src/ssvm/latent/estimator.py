@@ -20,9 +20,10 @@ from ssvm.metrics import accuracy_threshold, ranking_score
 from ssvm.solvers import SOLVERS
 
 from .bags import as_bags, image_labels
-from .cccp import CCCPState, cccp
+from .cccp import cccp
 from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
-from .convex import ConvexBound, OracleMeter, mean_feature_problem
+from .convex import ConvexBound, OracleMeter
+from .starts import margin_factor, model_starts, n_ranked_negatives, run_starts, start_records, start_weights
 
 __all__ = ["LatentRankSVM", "LATENT_LOSSES"]
 
@@ -30,13 +31,6 @@ __all__ = ["LatentRankSVM", "LATENT_LOSSES"]
 #: which is what makes the CCCP bound valid (precision@k's joint feature does not have this property;
 #: every QSLoss object has it): the loss table's ``latent`` column.
 LATENT_LOSSES = tuple(name for name in LOSS_NAMES if loss_entry(name).latent)
-
-_ZERO_START = (
-    "LatentRankSVM cannot start from w = 0 (init={init}): every window then scores 0, so CCCP "
-    "imputes each positive image's first window and w = 0 is often optimal for that bound — the "
-    "fit would end at w = 0. Use init='mean' (the default: the same model on each image's mean "
-    "window) or a non-zero weight vector."
-)
 
 
 class LatentRankSVM(BaseEstimator):
@@ -70,16 +64,22 @@ class LatentRankSVM(BaseEstimator):
     negatives : {"best", "all"}, default="best"
         ``"best"``: a negative image enters the ranking as its best window (max over windows
         inside the loss-augmented inference). ``"all"``: every window of a negative image is a
-        negative. The scale of C differs: the AP hinge is a mean over the P·N (positive,
-        negative) pairs and vanishes only when every positive leads the negatives by a score
-        margin of about N / (2(P + 1)) (one positive below one negative loses about 1/P² of AP
-        but costs only 2·margin/(PN)). With ``"best"`` N counts negative *images*; with
-        ``"all"`` it counts their windows, so with unit-norm features the hinge stays near its
-        maximum unless C grows roughly like (N/P)², and w stays close to a weighted difference
-        of the mean positive and the top negative windows.
-    init : "mean" or array of shape (n_features,) or (n_features + 1,), default="mean"
-        Starting point w₀: ``"mean"`` trains the same convex model on each image's mean window
-        feature. w₀ = 0 is refused (see :mod:`ssvm.latent`).
+        negative (N counts windows, P positive images).
+    hinge_scale : "margin" or float, default="margin"
+        Factor of C in every convex problem. ``"margin"``: for a rank loss κ², κ = N / (2(P + 1))
+        — the score margin at which the AP hinge, a mean over the P·N pairs, vanishes — so that it
+        vanishes at a margin of 1 as the 0-1 hinge does (1 for ``"zero_one"``); without it, with
+        ``negatives="all"`` and N in the thousands, the hinge stays on its floor at every usual C
+        and J rewards imputing distractors (:mod:`ssvm.latent.starts`). A float: that factor for
+        every loss (``1.0``: C as given, the behaviour before this parameter existed).
+    init : str, array of shape (n_features,) or (n_features + 1,), or list, default="auto"
+        Where CCCP starts (``"auto"``, ``"mean"``, ``"zero_one"``, a vector or a list of these):
+        ``"mean"`` trains the same convex model on each image's mean window;
+        ``"zero_one"`` takes the weights of the latent 0-1 SVM at C (same windows, negatives and
+        solver; rank losses only); a vector is w₀ itself. With several starts (a list, or
+        ``"auto"``: ``"mean"`` and the latent 0-1 SVM at C, C/10 and C/100 for a rank loss,
+        ``"mean"`` for ``"zero_one"``) CCCP runs from each and the run of the lowest final
+        objective is kept (``start_``, ``starts_``). w₀ = 0 is refused (see :mod:`ssvm.latent`).
     fit_intercept : bool or "auto", default="auto"
         Append a constant feature (regularised, liblinear style). ``"auto"``: only for
         ``"zero_one"`` (the ranking losses are invariant to an intercept).
@@ -89,8 +89,9 @@ class LatentRankSVM(BaseEstimator):
         Continue from ``checkpoint`` if it exists (``fit(..., resume=...)`` overrides this).
     callback : callable or None, default=None
         Called after every CCCP step (after its checkpoint is written) with a dict record
-        (``step``, ``objective``, ``decrease``, ``seconds``, ``lai_seconds``, ``lai_calls``,
-        ``solver_iter``, ``n_changed``); returning True stops training.
+        (``start``, ``step``, ``objective``, ``decrease``, ``seconds``, ``lai_seconds``,
+        ``lai_calls``, ``solver_iter``, ``n_changed``); returning True stops training (the runs
+        of later starts too).
     n_jobs : int or None, default=None
         Passed to :class:`ssvm.problem.StructuredHinge` (parallel oracle calls over queries;
         the latent problems are one query, so it rarely matters).
@@ -115,16 +116,24 @@ class LatentRankSVM(BaseEstimator):
         threshold of the training images' scores that maximises training accuracy, as in
         :class:`ssvm.RankSVM`, so that ``predict`` is sensible.
     history_ : list of float
-        Latent objective J(w) at w₀ and after every CCCP step (non-increasing up to solver
-        tolerance).
+        Latent objective J(w) (with C times ``hinge_scale_``) at w₀ and after every CCCP step of
+        the kept run (non-increasing up to solver tolerance).
     steps_ : list of dict
-        One record per CCCP step (the records passed to ``callback``).
+        One record per CCCP step of the kept run (the records passed to ``callback``).
     n_iter_ : int
-        Number of CCCP steps done (including those of a resumed run).
+        Number of CCCP steps of the kept run (including those of a resumed run).
     converged_ : bool
+    start_ : str
+        The start of the kept run (``"mean"``, ``"zero_one C*0.1"``, ``"vector 0"``, ``"warm"``).
+    starts_ : list of dict
+        Per start tried: ``start``, its final ``objective`` and ``n_iter`` (None if skipped) and
+        ``skipped`` (None, or why: its 0-1 SVM ended at w = 0, or it imputes the windows of an
+        earlier start).
+    hinge_scale_ : float
+        The factor of C in the convex problems of CCCP.
     lai_seconds_ : float
-        Seconds spent in loss-augmented inference during training (a resumed run adds to the
-        checkpointed total).
+        Seconds spent in loss-augmented inference during training, all starts included (a resumed
+        run adds to the checkpointed total).
     lai_calls_ : int
         Number of loss-augmented inference calls counted in ``lai_seconds_``.
     latent_windows_ : ndarray of shape (n_images,)
@@ -169,7 +178,8 @@ class LatentRankSVM(BaseEstimator):
         "max_cccp_iter": [Interval(Integral, 1, None, closed="left")],
         "cccp_tol": [Interval(Real, 0, None, closed="left")],
         "negatives": [StrOptions({"best", "all"})],
-        "init": [StrOptions({"mean", "zeros"}), "array-like"],  # "zeros": refused with a reason
+        "hinge_scale": [StrOptions({"margin"}), Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"auto", "mean", "zero_one", "zeros"}), "array-like"],  # "zeros": refused
         "fit_intercept": ["boolean", StrOptions({"auto"})],
         "checkpoint": [str, os.PathLike, None],
         "resume": ["boolean"],
@@ -183,10 +193,10 @@ class LatentRankSVM(BaseEstimator):
     }
 
     def __init__(self, loss="ap", oracle="auto", solver="cutting_plane", C=1.0, *, tol=1e-3,
-                 max_iter=None, max_cccp_iter=10, cccp_tol=1e-3, negatives="best", init="mean",
-                 fit_intercept="auto", checkpoint=None, resume=False, callback=None, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, solver_params=None,
-                 chunk_rows=65536):
+                 max_iter=None, max_cccp_iter=10, cccp_tol=1e-3, negatives="best",
+                 hinge_scale="margin", init="auto", fit_intercept="auto", checkpoint=None,
+                 resume=False, callback=None, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, solver_params=None, chunk_rows=65536):
         self.loss = loss
         self.oracle = oracle
         self.solver = solver
@@ -196,6 +206,7 @@ class LatentRankSVM(BaseEstimator):
         self.max_cccp_iter = max_cccp_iter
         self.cccp_tol = cccp_tol
         self.negatives = negatives
+        self.hinge_scale = hinge_scale
         self.init = init
         self.fit_intercept = fit_intercept
         self.checkpoint = checkpoint
@@ -244,68 +255,61 @@ class LatentRankSVM(BaseEstimator):
         loss_oracle = get_oracle(self.loss, self.oracle)
         learns_intercept = loss_entry(self.loss).intercept
         intercept = learns_intercept if self.fit_intercept == "auto" else bool(self.fit_intercept)
-        w0 = self._given_start(data.n_features, intercept)
+        ranking = loss_entry(self.loss).metric == "ranking"
+        starts = model_starts(self, data.n_features, intercept, ranking)
         seeds = draw_seeds(self.random_state, self.max_cccp_iter + 1)
         solve = partial(self._solve, seeds=seeds, solver_params=solver_params)
-        key = None if self.checkpoint is None else fingerprint(self, intercept, w0, data, positive)
+        key = None if self.checkpoint is None else fingerprint(self, intercept, starts, data, positive)
         loaded = load_checkpoint(self.checkpoint, key) if resume else None
-        if loaded is None:
-            meter = OracleMeter()
-            if w0 is None:  # init="mean": the convex model on each image's mean window
-                problem = mean_feature_problem(data, positive, loss_oracle, intercept, self.n_jobs)
-                w0 = np.asarray(solve(problem, None, 0).w, dtype=np.float64).copy()
-                meter.charge(problem)
-            state = CCCPState(w0)
-        else:
-            state, meter = loaded[0], OracleMeter(*loaded[1:])
-            if self.verbose:
-                say(f"LatentRankSVM: resuming from {self.checkpoint} after {len(state.steps)} steps")
+        runs, meter = ([], OracleMeter()) if loaded is None else (loaded[0], OracleMeter(*loaded[1:]))
+        if loaded is not None and self.verbose:
+            say(f"LatentRankSVM: resuming from {self.checkpoint} after {len(runs)} run(s)")
+        self.hinge_scale_ = margin_factor(self.hinge_scale, ranking, int(positive.sum()),
+                                          n_ranked_negatives(data, positive, self.negatives))
         bound = ConvexBound(data, positive, loss_oracle, self.negatives, intercept, self.n_jobs)
-        state = cccp(bound, state, solve=solve, C=self.C, max_iter=self.max_cccp_iter,
-                     tol=self.cccp_tol, meter=meter, on_step=partial(self._on_step, key, meter))
-        if not state.converged and len(state.steps) >= self.max_cccp_iter:
+        weights = partial(start_weights, self, data=data, positive=positive, ranking=ranking,
+                          intercept=intercept, meter=meter, solve=solve, seed=seeds[0])
+        run = partial(self._run, bound=bound, solve=solve, meter=meter, key=key, runs=runs)
+        skipped = run_starts(starts, runs, weights=weights, impute=bound.impute, run=run)
+        best = min(runs, key=lambda r: r.state.history[-1])
+        if not best.state.converged and len(best.state.steps) >= self.max_cccp_iter:
             warnings.warn(f"CCCP stopped after max_cccp_iter={self.max_cccp_iter} steps without "
                           "converging", ConvergenceWarning, stacklevel=external_stacklevel())
-        self._store(state, data, positive, classes, intercept, meter)
+        self.start_, self.starts_ = best.label, start_records(starts, runs, skipped)
+        self._store(best.state, data, positive, classes, intercept, meter)
         return self
 
-    def _given_start(self, n_features, intercept):
-        """w₀ from ``warm_start`` or an ``init`` vector (checked), or None for ``init="mean"``."""
-        if self.warm_start and hasattr(self, "coef_"):
-            if self.coef_.shape != (n_features,):
-                raise ValueError(f"warm_start=True needs the previous fit to have the same number "
-                                 f"of features: coef_ has {self.coef_.size}, the data {n_features}")
-            bias = self.intercept_ if loss_entry(self.loss).intercept else 0.0  # ranking: threshold only
-            return np.append(self.coef_, bias) if intercept else self.coef_.copy()
-        if isinstance(self.init, str) and self.init == "zeros":
-            raise ValueError(_ZERO_START.format(init="'zeros'"))
-        if isinstance(self.init, str):
-            return None
-        w0 = np.asarray(self.init, dtype=np.float64).ravel()
-        if w0.shape[0] == n_features and intercept:
-            w0 = np.append(w0, 0.0)
-        d = n_features + int(intercept)
-        if w0.shape[0] != d or not np.all(np.isfinite(w0)):
-            raise ValueError(f"init must be 'mean' or a finite vector of length {d}, got shape "
-                             f"{w0.shape}")
-        if not np.any(w0[:n_features]):
-            raise ValueError(_ZERO_START.format(init="a zero vector"))
-        return w0
+    def _run(self, current, *, bound, solve, meter, key, runs):
+        """CCCP from ``current``'s state; True if the callback stopped it."""
+        stopped = [False]
+        current.state = cccp(bound, current.state, solve=solve, C=self.C * self.hinge_scale_,
+                             max_iter=self.max_cccp_iter, tol=self.cccp_tol, meter=meter,
+                             on_step=partial(self._on_step, key, meter, runs, current, stopped))
+        current.done = not stopped[0]
+        if self.checkpoint is not None:
+            save_checkpoint(self.checkpoint, key, runs, meter)
+        return stopped[0]
 
-    def _solve(self, problem, w0, step, *, seeds, solver_params):
-        """Convex solve ``step`` (0: the mean-feature start) with its own seed."""
-        return run_solver(problem, self.solver, self.C, tol=self.tol, max_iter=self.max_iter,
+    def _solve(self, problem, w0, step, C=None, *, seeds, solver_params):
+        """Convex solve ``step`` (0: the mean-feature start) with its own seed, at ``C`` (the
+        objective's: C times ``hinge_scale_``)."""
+        C = self.C * self.hinge_scale_ if C is None else C
+        return run_solver(problem, self.solver, C, tol=self.tol, max_iter=self.max_iter,
                           w0=w0, random_state=seeds[step], verbose=self.verbose,
                           name=f"LatentRankSVM step {step}", solver_params=solver_params)
 
-    def _on_step(self, key, meter, state, record):
+    def _on_step(self, key, meter, runs, run, stopped, state, record):
+        record = {"start": run.label, **record}
+        state.steps[-1] = dict(record)
         if self.verbose:
-            say(f"LatentRankSVM: CCCP step {record['step']}, J={record['objective']:.6g} "
-                f"(decrease {record['decrease']:.3g}), {record['n_changed']} positives changed "
-                f"window, {record['solver_iter']} solver iterations, {record['seconds']:.2f}s")
+            say(f"LatentRankSVM: start {run.label}, CCCP step {record['step']}, "
+                f"J={record['objective']:.6g} (decrease {record['decrease']:.3g}), "
+                f"{record['n_changed']} positives changed window, {record['solver_iter']} solver "
+                f"iterations, {record['seconds']:.2f}s")
         if self.checkpoint is not None:
-            save_checkpoint(self.checkpoint, key, state, meter)
-        return self.callback is not None and bool(self.callback(record))
+            save_checkpoint(self.checkpoint, key, runs, meter)
+        stopped[0] = self.callback is not None and bool(self.callback(record))
+        return stopped[0]
 
     def _store(self, state, data, positive, classes, intercept, meter):
         d = data.n_features

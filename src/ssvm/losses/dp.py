@@ -17,6 +17,7 @@ from ._core.derivative import py_write_coefficients as write_coefficients
 from ._core.sorting import sorted_negatives, sorted_positives
 from ._song_dp import dp_ranks
 from ._validation import validate_scores_labels
+from .qs import check_two_classes
 from .rank_losses import APLoss
 
 __all__ = ["dp_oracle", "ap_direct_loss_inference"]
@@ -25,6 +26,7 @@ __all__ = ["dp_oracle", "ap_direct_loss_inference"]
 def _dp(scores, y, sigma_eps):
     sp, pos_ids = sorted_positives(scores, y)
     sn, neg_sorted = sorted_negatives(scores, y)
+    check_two_classes(sp.size, scores.size)  # as QS: a ZeroDivisionError that Oracle.batch names
     ranks, _ = dp_ranks(sp, sn, float(sigma_eps))
     c, counts = write_coefficients(ranks, neg_sorted, pos_ids, scores.size, sp.size, sn.size)
     return c, float(APLoss().value(counts))

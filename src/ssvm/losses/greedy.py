@@ -18,6 +18,7 @@ import numpy as np
 from ._core.derivative import py_write_coefficients as write_coefficients
 from ._core.sorting import sorted_negatives, sorted_positives
 from ._sorted_scan import scan_ranks, search_ranks
+from .qs import check_two_classes
 from .rank_losses import KIND_AP
 
 __all__ = ["sorted_scan_oracle", "search_oracle"]
@@ -63,6 +64,7 @@ def _sort_all_oracle(scores, y, loss, search):
     sp, pos_ids = sorted_positives(scores, y)
     sn, neg_sorted = sorted_negatives(scores, y)
     n_pos, n_neg = sp.size, sn.size
+    check_two_classes(n_pos, scores.size)  # as QS: a ZeroDivisionError that Oracle.batch names
     kind, table = loss.kernel_spec(n_pos, n_neg)
     table = np.ascontiguousarray(table, dtype=np.float64)
     if not search:

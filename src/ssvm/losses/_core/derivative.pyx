@@ -149,6 +149,10 @@ cdef objective_t _objective_of(obj, const double[::1] sp, const double[::1] tabl
     return o
 
 
+#: the positives' scores of an objective built for a derivative alone (no scores: ``sp`` is NULL)
+_NO_SCORES = np.zeros(0)
+
+
 def _table_of(obj):
     table = np.ascontiguousarray(obj.table, dtype=np.float64)
     return table if table.size else np.zeros(1)
@@ -181,14 +185,9 @@ def py_loss_step(int kind, table, int64_t n_pos, int64_t i, int64_t j):
     -------
     float
     """
-    cdef const double[::1] t = _table_of(Objective(None, 0.0, kind, table, n_pos))
-    cdef objective_t o
-    o.kind = kind
-    o.table = &t[0]
-    o.n_pos = n_pos
-    o.lt = NULL
-    o.lt_size = 0
-    o.scale = t[0] if kind == KIND_NDCG_LOG2 else 0.0
+    obj = Objective(None, 0.0, kind, table, n_pos)
+    cdef const double[::1] t = _table_of(obj)
+    cdef objective_t o = _objective_of(obj, _NO_SCORES, t)
     return loss_step(&o, i, j)
 
 
@@ -199,16 +198,11 @@ def derivative_matrix(int kind, table, int64_t n_pos, int64_t n_neg):
     -------
     ndarray of float64, shape (n_neg, n_pos)
     """
-    cdef const double[::1] t = _table_of(Objective(None, 0.0, kind, table, n_pos))
+    obj = Objective(None, 0.0, kind, table, n_pos)
+    cdef const double[::1] t = _table_of(obj)
     out = np.empty((n_neg, n_pos))
     cdef double[:, ::1] d = out
-    cdef objective_t o
-    o.kind = kind
-    o.table = &t[0]
-    o.n_pos = n_pos
-    o.lt = NULL
-    o.lt_size = 0
-    o.scale = t[0] if kind == KIND_NDCG_LOG2 else 0.0
+    cdef objective_t o = _objective_of(obj, _NO_SCORES, t)
     cdef int64_t i, j
     with nogil:
         for j in range(1, n_neg + 1):
@@ -225,16 +219,11 @@ def sum_table(int kind, table, int64_t n_pos, int64_t n_neg):
     -------
     ndarray of float64, shape (P + N + 1,)
     """
-    cdef const double[::1] t = _table_of(Objective(None, 0.0, kind, table, n_pos))
+    obj = Objective(None, 0.0, kind, table, n_pos)
+    cdef const double[::1] t = _table_of(obj)
     out = np.zeros(n_pos + n_neg + 1)
     cdef double[::1] s = out
-    cdef objective_t o
-    o.kind = kind
-    o.table = &t[0]
-    o.n_pos = n_pos
-    o.lt = NULL
-    o.lt_size = 0
-    o.scale = t[0] if kind == KIND_NDCG_LOG2 else 0.0
+    cdef objective_t o = _objective_of(obj, _NO_SCORES, t)
     with nogil:
         fill_sum_table(&o, n_pos + n_neg, &s[0])
     return out
