@@ -47,7 +47,8 @@ def test_svmlight_flags_that_ssvm_has_set_the_models_parameters(train_file, tmp_
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["-l", "0"], "-l 0 is SVM^perf's zero/one loss of the whole prediction vector; ssvm has no such loss: pass --loss"),
+    (["-l", "0"], "-l 0 is SVM^perf's zero/one loss of the whole prediction vector; ssvm has no such loss: "
+                  "pass --loss"),
     (["-l", "1", "--loss", "f1"], "-l 1 (SVM^rank's number of swapped pairs (SVM^perf's -l 1, F1, is --loss f1)) is "
                                   "--loss pairwise, not --loss f1"),
     (["-l", "7"], "-l 7 is not a loss number of SVM^rank or SVM^perf; ssvm has no such loss"),
@@ -55,7 +56,8 @@ def test_svmlight_flags_that_ssvm_has_set_the_models_parameters(train_file, tmp_
     (["-t", "2"], "-t 2: ssvm trains linear models only (-t 0)"),
     (["-w", "3"], "-w 3: ssvm has no SVM^struct algorithm numbers; it solves the 1-slack problem with --solver"),
     (["-z", "r"], "-z r: ssvm train always learns a ranking (SVM^light's -z p)"),
-    (["--loss", "ap", "--gain", "linear"], "--gain sets the gains of --loss ndcg and ndcg_at_k; --loss ap counts r > 0 as relevant"),
+    (["--loss", "ap", "--gain", "linear"],
+     "--gain sets the gains of --loss ndcg and ndcg_at_k; --loss ap counts r > 0 as relevant"),
     (["--loss", "ap", "-k", "5"], "-k is the cut-off of --loss precision_at_k and ndcg_at_k; --loss ap has none"),
     (["--loss", "hinge"], "--loss hinge: choose one of ap, ndcg, zero_one, precision_at_k"),
 ])

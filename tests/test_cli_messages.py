@@ -87,7 +87,8 @@ def test_index_base_errors_name_the_zero_based_option(folder, tmp_path, capsys):
 
 
 def test_fractional_grades_one_rule_for_training_and_evaluation(folder, tmp_path, capsys):
-    graded = "the labels have 1 of 240 rows with non-integer relevance grades; graded NDCG and the pairwise losses need non-negative"
+    graded = ("the labels have 1 of 240 rows with non-integer relevance grades; graded NDCG and the pairwise losses "
+              "need non-negative")
     assert run("train", "--loss", "ndcg", folder / "half.dat", tmp_path / "m.json") == 1
     line = err_lines(capsys)[-1]
     assert line.startswith(f"ssvm train: error: {graded}") and line.endswith("or --gain binary to count y > 0 as "

@@ -14,7 +14,8 @@ from ssvm.__main__ import main
 from ssvm.metrics import evaluate, mean_average_precision, mean_ndcg, ndcg_at_k, precision_at_k
 
 CUTOFFS = (1, 3, 5, 10, 20)
-TREC_MEASURES = {"map", "ndcg", *(f"ndcg_cut.{k}" for k in CUTOFFS), *(f"P.{k}" for k in CUTOFFS), "recip_rank", "Rprec"}
+TREC_MEASURES = {"map", "ndcg", *(f"ndcg_cut.{k}" for k in CUTOFFS), *(f"P.{k}" for k in CUTOFFS),
+                 "recip_rank", "Rprec"}
 
 
 def random_run(seed, n_queries=40):

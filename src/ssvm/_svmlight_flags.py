@@ -2,7 +2,8 @@
 
 SVM^rank, SVM^perf and SVM^light users type ``-e``, ``-#``, ``-l``, ``-t``, ``-w`` and ``-z``. ``-e`` is
 ``--tol`` and ``-#`` is ``--max-iter`` (aliases on the parser); ``-l`` takes the loss numbers ssvm has
-(SVM^rank's 1 and 2 — ``ssvm train`` mirrors ``svm_rank_learn`` — and SVM^perf's 3, 4 and 10); the rest name what ssvm does instead (:func:`check_svmlight_flags`).
+(SVM^rank's 1 and 2 — ``ssvm train`` mirrors ``svm_rank_learn`` — and SVM^perf's 3, 4 and 10);
+the rest name what ssvm does instead (:func:`check_svmlight_flags`).
 """
 
 __all__ = ["EPILOG", "add_svmlight_flags", "check_svmlight_flags"]

@@ -4,7 +4,7 @@ Users of SVM^rank, SVM^map, SVM^perf or RankLib train from files::
 
     ssvm train -c 1 --loss ap train.dat model.json    # svmlight / LETOR file → model file (JSON data)
     ssvm predict test.dat model.json predictions      # one score per line, in the file's row order
-    ssvm eval test.dat predictions                    # trec_eval's map, ndcg, ndcg_cut_k, P_k
+    ssvm eval test.dat predictions                    # trec_eval's map, ndcg, ndcg_cut_k, P_k, recip_rank, Rprec
 
 Files are read by :func:`ssvm.datasets.load_letor` (``qid:``, ``#`` comments, sparse, 1- or
 0-based indices detected; rows with the same ``qid`` form one query wherever they are). Models
@@ -93,10 +93,11 @@ def add_file_commands(sub):
     predict.add_argument("model", metavar="MODEL", help="model file written by ssvm train or ssvm.save_model")
     predict.add_argument("predictions", metavar="PREDICTIONS", help="file to write the scores to")
     evaluate = sub.add_parser(
-        "eval", help="trec_eval's measures of a predictions file: map, ndcg, ndcg_cut_k, P_k (means or per query)",
+        "eval", help="trec_eval's measures of a predictions file: map, ndcg, ndcg_cut_k, P_k, recip_rank, Rprec",
         description="ssvm eval TEST PREDICTIONS: rank each query of TEST by the scores in PREDICTIONS (ties by row "
         "order) and print, in trec_eval's format and names, mean AP (map), NDCG (ndcg), NDCG@k (ndcg_cut_k) and "
-        "precision@k divided by k (P_k). trec_eval's own numbers: --gain linear --all-queries.")
+        "precision@k divided by k (P_k), the reciprocal rank of the first relevant row (recip_rank; its mean is "
+        "MRR) and R-precision (Rprec). trec_eval's own numbers: --gain linear --all-queries.")
     evaluate.add_argument("test", metavar="TEST", help="file with the relevance labels and qid:")
     evaluate.add_argument("predictions", metavar="PREDICTIONS", help="one score per line, in TEST's row order")
     evaluate.add_argument("-k", type=_cutoffs, action="append", default=None, metavar="K[,K...]",
@@ -312,13 +313,13 @@ def _read_predictions(path, n_rows):
 def _eval(args):
     import numpy as np
 
-    from ssvm.metrics import measure_table
+    from ssvm.metrics import MEASURES, measure_table
 
     _, relevance, qid, _ = _read(args.test, None, "auto")  # labels and qid: any index base
     scores = _read_predictions(args.predictions, relevance.shape[0])
     cutoffs = sorted({k for group in args.k or [[1, 5, 10]] for k in group})
     ids, columns = measure_table(relevance, scores, qid=qid, k=cutoffs, gain=args.gain,
-                                 all_queries=args.all_queries, measures=("map", "ndcg", "ndcg_cut", "P", "recip_rank", "Rprec"))
+                                 all_queries=args.all_queries, measures=tuple(MEASURES))
     out = []
     if args.per_query:
         out += [_trec_line(name, query, values[i]) for i, query in enumerate(ids) for name, values in columns.items()]
