@@ -27,10 +27,11 @@ def test_every_entry_declares_what_the_modules_ask():
     labels = {name: loss_entry(name).label for name in LOSS_NAMES}
     assert labels == {"ap": "AP", "ndcg": "NDCG", "zero_one": "0-1", "precision_at_k": "P@k", "pairwise": "pairs",
                       "roc_auc": "AUC", "mrr": "MRR", "f1": "F1",
-                      "prbep": "PRBEP", "ndcg_at_k": "NDCG@k"}
+                      "prbep": "PRBEP", "ndcg_at_k": "NDCG@k", "recall_at_k": "R@k"}
     assert [name for name in LOSS_NAMES if loss_entry(name).intercept] == ["zero_one", "f1"]
     assert [name for name in LOSS_NAMES if loss_entry(name).metric == "accuracy"] == ["zero_one"]
-    assert [name for name in LOSS_NAMES if not loss_entry(name).latent] == ["precision_at_k", "pairwise", "roc_auc"]
+    assert [name for name in LOSS_NAMES if not loss_entry(name).latent] == ["precision_at_k", "pairwise", "roc_auc",
+                                                                                     "recall_at_k"]
     assert [name for name in LOSS_NAMES if loss_entry(name).reads_grades] == ["pairwise", "roc_auc"]
     assert loss_entry("precision_at_k").params["k"][0] == 10
     assert loss_entry("precision_at_k").check_params({}) == {"k": 10}
@@ -38,7 +39,7 @@ def test_every_entry_declares_what_the_modules_ask():
     assert loss_entry("ap").directions == DIRECTIONS
     assert loss_entry("zero_one").directions == DIRECTIONS
     assert loss_entry("ndcg").directions == ("positive", "perceptron")
-    assert loss_entry("precision_at_k").directions == ()
+    assert loss_entry("precision_at_k").directions == () == loss_entry("recall_at_k").directions
     for name in LOSS_NAMES:
         entry = loss_entry(name)
         assert isinstance(entry, LossEntry) and entry.name == name and entry.auto in entry.oracles

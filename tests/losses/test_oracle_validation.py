@@ -92,7 +92,7 @@ def test_unknown_names_and_unsupported_pairs():
 
 def test_registry_names():
     assert LOSS_NAMES == ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep",
-                          "ndcg_at_k")
+                          "ndcg_at_k", "recall_at_k")
     assert ORACLE_NAMES == ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
     assert supported_oracles("ap") == ("auto", "qs", "yue", "search", "dp", "brute")
     assert supported_oracles("ndcg") == ("auto", "qs", "chakrabarti", "brute")

@@ -1,10 +1,11 @@
-"""Compiled per-query forms of the 0-1 and precision@k oracles (:mod:`.classification`).
+"""Compiled per-query forms of the 0-1, precision@k and recall@k oracles (:mod:`.classification`).
 
 Each ``*_query`` kernel (declared in ``_classification_kernels.pxd``) solves one query, writes its
 ``c`` and returns Δ, with exactly the arithmetic of the numpy oracle it mirrors (tests compare them
 bit for bit). The 0-1 loss decides each sample alone (flip it iff ``1 − yᵢ sᵢ > 0``); precision@k
 takes the k largest augmented scores ``aᵢ = sᵢ + [i negative]`` by one selection in O(n) (Mensink,
-Verbeek & Caetano 2011, section 4), ties at the k-th value by (positives first, index). The fused
+Verbeek & Caetano 2011, section 4), ties at the k-th value by (positives first, index); recall@k is the
+same selection with its own normaliser and offset (:c:func:`topk_query`, one kernel for both). The fused
 training round (:mod:`ssvm.problem._fused`) calls them inside its compiled loop, and
 :func:`batch_loop` (:func:`precision_at_k_batch`, :func:`~ssvm.losses.classification.zero_one_batch`)
 runs them over many stacked queries in one call without the GIL.
@@ -14,7 +15,7 @@ import numpy as np
 
 from libcpp.vector cimport vector
 
-__all__ = ["zero_one_into", "precision_at_k_into", "precision_at_k_batch", "batch_loop"]
+__all__ = ["zero_one_into", "precision_at_k_into", "precision_at_k_batch", "recall_at_k_batch", "batch_loop"]
 
 cdef extern from "<algorithm>" namespace "std" nogil:
     void nth_element[Iter](Iter first, Iter nth, Iter last)
@@ -58,16 +59,19 @@ cdef double zero_one_query(const double* s, const unsigned char* y, int64_t n, d
     return zero_one_c(s, y, n, c) / <double>n
 
 
-cdef double precision_at_k_query(const double* s, const unsigned char* y, int64_t n, int64_t k, double* c,
-                                 double* work) noexcept nogil:
-    """:func:`~ssvm.losses.classification.precision_at_k_oracle` of the query ``s[:n]`` into ``c``;
-    returns Δ. ``work`` holds n doubles (overwritten).
+cdef double topk_query(const double* s, const unsigned char* y, int64_t n, int64_t k, int recall, double* c,
+                       double* work) noexcept nogil:
+    """The top-k oracle of the query ``s[:n]`` into ``c``; returns Δ: precision@k (``recall = 0``) or recall
+    in the top k (``recall = 1``). ``work`` holds n doubles (overwritten).
 
-    The k largest augmented scores ``a = s + [negative]`` (the k-th by ``std::nth_element``, as
-    ``np.partition`` finds it), ties at the k-th value by (positives first, index).
+    Both have the same output set (k rows) and the same loss-augmented argmax: the k largest augmented
+    scores ``a = s + [negative]`` (the k-th by ``std::nth_element``, as ``np.partition`` finds it), ties at
+    the k-th value by (positives first, index). They differ only in the normaliser m of Δ and Ψ and in
+    Δ's offset: precision@k has m = k, Δ = b / k; recall@k has m = min(P, k), Δ = 1 − a / m =
+    (b − max(0, k − P)) / m (a positives and b = k − a negatives chosen); c = (chosen − t*) / m.
     """
-    cdef int64_t i, m, n_pos = 0, n_neg, n_chosen_neg = 0
-    cdef double v, a, w_pos, w_neg
+    cdef int64_t i, m, n_pos = 0, n_neg, n_chosen_neg = 0, offset = 0
+    cdef double v, a, w_pos, w_neg, norm
     cdef int positive
     k = min(k, n)
     for i in range(n):
@@ -89,11 +93,22 @@ cdef double precision_at_k_query(const double* s, const unsigned char* y, int64_
     n_neg = n - n_pos
     w_pos = min(1.0, k / <double>n_pos)
     w_neg = max(0, k - n_pos) / <double>n_neg if n_neg else 0.0
+    norm = <double>k
+    if recall:
+        norm = <double>min(n_pos, k)
+        offset = max(0, k - n_pos)
     for i in range(n):
         if c[i] != 0.0 and not y[i]:
             n_chosen_neg += 1
-        c[i] = (c[i] - (w_pos if y[i] else w_neg)) / k
-    return n_chosen_neg / <double>k
+        c[i] = (c[i] - (w_pos if y[i] else w_neg)) / norm
+    return (n_chosen_neg - offset) / norm
+
+
+cdef double precision_at_k_query(const double* s, const unsigned char* y, int64_t n, int64_t k, double* c,
+                                 double* work) noexcept nogil:
+    """:func:`~ssvm.losses.classification.precision_at_k_oracle` of the query ``s[:n]`` into ``c``;
+    returns Δ (:c:func:`topk_query` with ``recall = 0``). ``work`` holds n doubles (overwritten)."""
+    return topk_query(s, y, n, k, 0, c, work)
 
 
 def zero_one_into(const double[::1] scores, y, double[::1] c):
@@ -117,8 +132,9 @@ def zero_one_into(const double[::1] scores, y, double[::1] c):
     return delta
 
 
-def precision_at_k_into(const double[::1] scores, y, int64_t k, double[::1] c):
-    """:func:`~ssvm.losses.classification.precision_at_k_oracle` of one query into ``c``; returns Δ.
+def precision_at_k_into(const double[::1] scores, y, int64_t k, double[::1] c, bint recall=False):
+    """:func:`~ssvm.losses.classification.precision_at_k_oracle` (or, with ``recall``,
+    :func:`~ssvm.losses.classification.recall_at_k_oracle`) of one query into ``c``; returns Δ.
 
     Parameters
     ----------
@@ -128,6 +144,8 @@ def precision_at_k_into(const double[::1] scores, y, int64_t k, double[::1] c):
         At least 1; clipped to n.
     c : ndarray of float64, shape (n,)
         Written.
+    recall : bool, default=False
+        Recall in the top k instead of precision@k.
 
     Returns
     -------
@@ -137,12 +155,13 @@ def precision_at_k_into(const double[::1] scores, y, int64_t k, double[::1] c):
     cdef vector[double] work = vector[double](scores.shape[0])
     cdef double delta
     with nogil:
-        delta = precision_at_k_query(&scores[0], &yb[0], scores.shape[0], k, &c[0], work.data())
+        delta = topk_query(&scores[0], &yb[0], scores.shape[0], k, recall, &c[0], work.data())
     return delta
 
 
-def batch_loop(scores, y, starts, ends, k):
-    """``(c, delta)`` of 0-1 (``k = 0``) or precision@k (``k >= 1``) over stacked queries.
+def batch_loop(scores, y, starts, ends, k, recall=False):
+    """``(c, delta)`` of 0-1 (``k = 0``), precision@k or, with ``recall``, recall@k (``k >= 1``) over stacked
+    queries.
 
     Parameters
     ----------
@@ -151,6 +170,8 @@ def batch_loop(scores, y, starts, ends, k):
     starts, ends : ndarray of int, shape (Q,)
         Query ``q`` is ``scores[starts[q]:ends[q]]`` (disjoint, non-empty ranges).
     k : int
+    recall : bool, default=False
+        Recall in the top k instead of precision@k (``k >= 1``).
 
     Returns
     -------
@@ -167,13 +188,14 @@ def batch_loop(scores, y, starts, ends, k):
     cdef double[::1] c = c_out
     cdef double[::1] delta = delta_out
     cdef int64_t kk = int(k), q, largest = 0
+    cdef int rr = 1 if recall else 0
     for q in range(a.shape[0]):
         largest = max(largest, b[q] - a[q])
     cdef vector[double] work = vector[double](largest if kk else 0)
     with nogil:
         for q in range(a.shape[0]):
             if kk:
-                delta[q] = precision_at_k_query(&s[a[q]], &yb[a[q]], b[q] - a[q], kk, &c[a[q]], work.data())
+                delta[q] = topk_query(&s[a[q]], &yb[a[q]], b[q] - a[q], kk, rr, &c[a[q]], work.data())
             else:
                 delta[q] = zero_one_query(&s[a[q]], &yb[a[q]], b[q] - a[q], &c[a[q]])
     return c_out, delta_out
@@ -201,3 +223,22 @@ def precision_at_k_batch(scores, y, starts, ends, k=10):
     delta : ndarray of float64, shape (Q,)
     """
     return batch_loop(scores, y, starts, ends, k)
+
+
+def recall_at_k_batch(scores, y, starts, ends, k=10):
+    """:func:`~ssvm.losses.classification.recall_at_k_oracle` on many stacked queries in one compiled loop.
+
+    Parameters
+    ----------
+    scores, y, starts, ends
+        As in :func:`precision_at_k_batch`.
+    k : int, default=10
+        Clipped to each query's size.
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+        Each query's ``c`` in its rows, zero elsewhere.
+    delta : ndarray of float64, shape (Q,)
+    """
+    return batch_loop(scores, y, starts, ends, k, recall=True)

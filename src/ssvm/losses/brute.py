@@ -13,8 +13,8 @@ import numpy as np
 from .classification import ground_truth_topk_weights
 
 __all__ = ["MAX_BRUTE_SAMPLES", "MAX_BRUTE_PAIRS", "rank_brute_oracle", "zero_one_brute_oracle",
-           "precision_at_k_brute_oracle", "pairwise_brute_oracle", "f1_brute_oracle", "prbep_brute_oracle",
-           "ndcg_at_k_brute_oracle", "rank_patterns"]
+           "precision_at_k_brute_oracle", "recall_at_k_brute_oracle", "pairwise_brute_oracle", "f1_brute_oracle",
+           "prbep_brute_oracle", "ndcg_at_k_brute_oracle", "rank_patterns"]
 
 MAX_BRUTE_SAMPLES = 16
 MAX_BRUTE_PAIRS = 16
@@ -156,6 +156,41 @@ def precision_at_k_brute_oracle(scores, y, k=10):
     values = delta + c @ scores
     # combinations come in lexicographic order: prefer fewer negatives, then the earliest set
     prefer = np.stack([-n_neg_in, -np.arange(sets.shape[0])], axis=1)
+    i = _pick(values, prefer)
+    return c[i], float(delta[i])
+
+
+def recall_at_k_brute_oracle(scores, y, k=10):
+    """Exhaustive recall@k oracle over all top-k sets (ties: fewest negatives, then by index).
+
+    From the definitions, not from precision@k's: Δ = 1 − (positives in the set) / min(P, k), Ψ = the
+    set's indicator / min(P, k), and Ψ(R*) the average indicator of the sets with Δ = 0, enumerated.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    k : int, default=10
+        Clipped to n.
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : float
+    """
+    n = scores.size
+    _check_size(n)
+    k = min(int(k), n)
+    sets = np.array(list(combinations(range(n), k)), dtype=np.int64)
+    t = np.zeros((sets.shape[0], n))
+    np.put_along_axis(t, sets, 1.0, axis=1)
+    found = t[:, y].sum(axis=1)
+    norm = min(int(np.count_nonzero(y)), k)
+    delta = 1.0 - found / norm
+    truth = t[found == norm].mean(axis=0)
+    c = (t - truth) / norm
+    values = delta + c @ scores
+    prefer = np.stack([found, -np.arange(sets.shape[0])], axis=1)
     i = _pick(values, prefer)
     return c[i], float(delta[i])
 

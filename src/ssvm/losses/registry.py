@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._classification_kernels import precision_at_k_batch
+from ._classification_kernels import precision_at_k_batch, recall_at_k_batch
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
 from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import (
@@ -25,9 +25,16 @@ from .brute import (
     prbep_brute_oracle,
     precision_at_k_brute_oracle,
     rank_brute_oracle,
+    recall_at_k_brute_oracle,
     zero_one_brute_oracle,
 )
-from .classification import precision_at_k_oracle, zero_one_batch, zero_one_oracle
+from .classification import (
+    precision_at_k_oracle,
+    recall_at_k_oracle,
+    recall_at_k_value,
+    zero_one_batch,
+    zero_one_oracle,
+)
 from .contingency import f1_batch, f1_oracle, f1_value, prbep_batch, prbep_oracle, prbep_value
 from .dp import dp_oracle
 from .graded import (
@@ -56,7 +63,8 @@ from .rank_losses import APLoss, NDCGLoss, QSLoss
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
 
-LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep", "ndcg_at_k")
+LOSS_NAMES = ("ap", "ndcg", "zero_one", "precision_at_k", "pairwise", "roc_auc", "mrr", "f1", "prbep", "ndcg_at_k",
+              "recall_at_k")
 ORACLE_NAMES = ("auto", "qs", "yue", "chakrabarti", "search", "dp", "brute")
 #: directions of the direct-loss gradient (:func:`ssvm.losses.direct_loss_gradient`)
 DIRECTIONS = ("positive", "negative", "perceptron")
@@ -262,6 +270,10 @@ _REGISTRY = {
                            auto="auto", value=ndcg_at_k_value,
                            params={"k": (10, _check_k), "gain": ("exponential", check_gain)}, gains=GAINS,
                            binary_only=False, graded_oracle=_graded_at_k),
+    # recall in the top k: precision@k's top-k sets with the normaliser min(P, k) (ssvm.losses.classification)
+    "recall_at_k": LossEntry("recall_at_k", "R@k", {"auto": OracleSpec(recall_at_k_oracle, recall_at_k_batch),
+                                                    "brute": OracleSpec(recall_at_k_brute_oracle)},
+                             auto="auto", value=recall_at_k_value, params={"k": (10, _check_k)}, latent=False),
 }
 # any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
