@@ -126,3 +126,31 @@ def test_recall_at_k_fit_score_and_torch():
     np.testing.assert_allclose(t.grad.numpy(), grad, atol=1e-15)
     cv = RankSVMCV(loss="recall_at_k", k=5, Cs=[0.1, 1.0], cv=2).fit(X, y, qid=qid)
     assert cv.C_ in (0.1, 1.0)
+
+
+def svm_perf_rec_at_k_hinge(s, y, k):
+    """SVM^perf's Rec@k hinge, from its rule: max over labellings with a + b <= k of Δ = 1 − a/P plus
+    (1/(2n)) Σ (ȳ − y) s (its label scaling, as ssvm.losses.contingency states it)."""
+    from itertools import product
+
+    n, n_pos = s.size, int(y.sum())
+    ypm = np.where(y, 1.0, -1.0)
+    best = -np.inf
+    for labels in product((-1.0, 1.0), repeat=n):
+        ybar = np.array(labels)
+        if np.count_nonzero(ybar > 0) > k:
+            continue
+        a = np.count_nonzero((ybar > 0) & y)
+        best = max(best, 1.0 - a / n_pos + (ybar - ypm) @ s / (2 * n))
+    return best
+
+
+def test_svm_perf_rule_breaks_the_upper_bound_when_p_exceeds_k_and_this_loss_does_not():
+    s, y = np.array([5.0, 5.0, 5.0, -5.0]), np.array([True, True, True, False])  # P = 3 > k = 1
+    # SVM^perf's prediction (its argmax of ȳ·s over the same labellings) labels one positive: Δ = 1 − 1/3
+    assert svm_perf_rec_at_k_hinge(s, y, 1) < 0.0 < 2.0 / 3.0
+    c, delta = recall_at_k_oracle(s, y, 1)
+    assert delta + s @ c >= recall_at_k_value(s, y, 1) == 0.0
+    s = np.array([-1.0, 2.0, 0.5, 1.0])  # the negative second: one of the 2 positives that fit is missed
+    c, delta = recall_at_k_oracle(s, y, 2)
+    assert delta + s @ c >= recall_at_k_value(s, y, 2) == 0.5
