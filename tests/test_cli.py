@@ -141,7 +141,7 @@ def test_bad_input_gives_one_line_and_a_nonzero_exit(files, tmp_path, capsys):
     assert "has 1 scores but the test file has 60 rows" in _one_error_line(capsys)
     assert run("train", "--loss", "hinge", files / "train.dat", tmp_path / "m3.json") == 1
     assert _one_error_line(capsys).endswith("--loss hinge: choose one of ap, ndcg, zero_one, precision_at_k, "
-                                            "pairwise, roc_auc, mrr, f1, prbep, ndcg_at_k")
+                                            "pairwise, roc_auc, mrr, f1, prbep, ndcg_at_k, recall_at_k")
     assert not (tmp_path / "p").exists() and not (tmp_path / "m2.json").exists()
 
 

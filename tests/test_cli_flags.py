@@ -39,6 +39,7 @@ def train_file(tmp_path_factory):
     (["-l", "2"], {"loss": "roc_auc"}),
     (["-l", "3"], {"loss": "prbep"}),
     (["-l", "10"], {"loss": "roc_auc"}),
+    (["-l", "5", "-k", "3"], {"loss": "recall_at_k", "k": 3}),
 ])
 def test_svmlight_flags_that_ssvm_has_set_the_models_parameters(train_file, tmp_path, flags, params):
     assert run("train", *flags, train_file, tmp_path / "m.json") == 0
@@ -58,7 +59,8 @@ def test_svmlight_flags_that_ssvm_has_set_the_models_parameters(train_file, tmp_
     (["-z", "r"], "-z r: ssvm train always learns a ranking (SVM^light's -z p)"),
     (["--loss", "ap", "--gain", "linear"],
      "--gain sets the gains of --loss ndcg and ndcg_at_k; --loss ap counts r > 0 as relevant"),
-    (["--loss", "ap", "-k", "5"], "-k is the cut-off of --loss precision_at_k and ndcg_at_k; --loss ap has none"),
+    (["--loss", "ap", "-k", "5"],
+     "-k is the cut-off of --loss precision_at_k, recall_at_k and ndcg_at_k; --loss ap has none"),
     (["--loss", "hinge"], "--loss hinge: choose one of ap, ndcg, zero_one, precision_at_k"),
 ])
 def test_each_flag_ssvm_lacks_is_refused_alone_in_one_line(train_file, tmp_path, capsys, flags, message):

@@ -2,14 +2,14 @@
 
 SVM^rank, SVM^perf and SVM^light users type ``-e``, ``-#``, ``-l``, ``-t``, ``-w`` and ``-z``. ``-e`` is
 ``--tol`` and ``-#`` is ``--max-iter`` (aliases on the parser); ``-l`` takes the loss numbers ssvm has
-(SVM^rank's 1 and 2 — ``ssvm train`` mirrors ``svm_rank_learn`` — and SVM^perf's 3, 4 and 10);
+(SVM^rank's 1 and 2 — ``ssvm train`` mirrors ``svm_rank_learn`` — and SVM^perf's 3, 4, 5 and 10);
 the rest name what ssvm does instead (:func:`check_svmlight_flags`).
 """
 
 __all__ = ["EPILOG", "add_svmlight_flags", "check_svmlight_flags"]
 
-_LOSSES = ("--loss ap (the default), ndcg, ndcg_at_k, precision_at_k, mrr, pairwise, roc_auc, f1, prbep or "
-           "zero_one")
+_LOSSES = ("--loss ap (the default), ndcg, ndcg_at_k, precision_at_k, recall_at_k, mrr, pairwise, roc_auc, f1, "
+           "prbep or zero_one")
 
 # -l N: (ssvm loss or None, what the number means in SVM^perf / SVM^rank)
 _LOSS_NUMBERS = {
@@ -18,7 +18,7 @@ _LOSS_NUMBERS = {
     2: ("roc_auc", "SVM^rank's fraction of swapped pairs (SVM^perf's -l 2, error rate, is --loss zero_one)"),
     3: ("prbep", "SVM^perf's precision/recall break-even point"),
     4: ("precision_at_k", "SVM^perf's precision at k"),
-    5: (None, "SVM^perf's recall at k"),
+    5: ("recall_at_k", "SVM^perf's recall at k"),
     10: ("roc_auc", "SVM^perf's ROC area (a fraction of swapped pairs)"),
 }
 
@@ -29,8 +29,9 @@ EPILOG = """SVM^rank / SVM^light flags:
   -# N       = --max-iter
   -v N       verbosity 0 to 3
   -l N       SVM^rank's 1 (swapped pairs) = --loss pairwise and 2 (their fraction) = --loss roc_auc;
-             SVM^perf's 3 = prbep, 4 = precision_at_k, 10 = roc_auc (SVM^perf's 1, F1, is --loss f1
-             and its 2, error rate, --loss zero_one); 0 and 5 are refused
+             SVM^perf's 3 = prbep, 4 = precision_at_k, 5 = recall_at_k (with -k: a count of rows, where
+             SVM^perf's --p is a fraction of the positives), 10 = roc_auc (SVM^perf's 1, F1, is --loss f1
+             and its 2, error rate, --loss zero_one); 0 is refused
   -t 0       linear (ssvm's only model); kernels -t 1..4 are refused
   -w, -z r/c refused: the solver is --solver, and ssvm always learns a ranking (-z p)
 
@@ -48,7 +49,7 @@ def add_svmlight_flags(train):
     train : argparse.ArgumentParser
     """
     train.add_argument("-l", dest="svmlight_loss", type=int, default=None, metavar="N",
-                       help="SVM^rank's loss number 1 or 2, SVM^perf's 3, 4 or 10 (see below)")
+                       help="SVM^rank's loss number 1 or 2, SVM^perf's 3, 4, 5 or 10 (see below)")
     train.add_argument("-t", dest="svmlight_kernel", type=int, default=None, metavar="N",
                        help="SVM^light's kernel: 0 (linear) only")
     train.add_argument("-w", dest="svmlight_algorithm", default=None, metavar="N",

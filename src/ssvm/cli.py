@@ -57,8 +57,8 @@ def add_file_commands(sub):
     # names are checked by RankSVM itself (one line naming the accepted ones), so that the
     # parser, and ssvm --version, need not import the estimators
     train.add_argument("--loss", default=None,
-                       help="task loss: ap (default), ndcg, ndcg_at_k, precision_at_k, mrr, pairwise (SVM^rank's "
-                            "swapped pairs), roc_auc, f1, prbep, zero_one")
+                       help="task loss: ap (default), ndcg, ndcg_at_k, precision_at_k, recall_at_k, mrr, pairwise "
+                            "(SVM^rank's swapped pairs), roc_auc, f1, prbep, zero_one")
     train.add_argument("--c-convention", choices=("ssvm", "svm_rank"), default="ssvm",
                        help="how -c reads: ssvm (default: C / Q times the sum of the hinges over the Q queries "
                             "that count) or svm_rank (svm_rank_learn's -c: c / n over all n queries of the file, "
@@ -70,7 +70,8 @@ def add_file_commands(sub):
                        help="stopping tolerance, a relative duality gap (default 1e-3; -e as in SVM^rank)")
     train.add_argument("--max-iter", "-#", type=int, default=None,
                        help="solver iterations (default: the solver's; -# as in SVM^light)")
-    train.add_argument("-k", type=int, default=None, help="cut-off of --loss precision_at_k and ndcg_at_k (default 10)")
+    train.add_argument("-k", type=int, default=None,
+                       help="cut-off of --loss precision_at_k, recall_at_k and ndcg_at_k (default 10)")
     train.add_argument("--gain", choices=("exponential", "linear", "binary"), default=None,
                        help="gains of --loss ndcg: exponential (2^r - 1, default), linear (r) or binary ([r > 0])")
     train.add_argument("--jobs", type=int, default=None, help="parallel jobs for the oracle calls")
@@ -197,7 +198,8 @@ def _check_loss_options(args):
         raise ValueError(f"--loss {args.loss}: choose one of {', '.join(LOSS_NAMES)}")
     entry = loss_entry(args.loss)
     if args.k is not None and "k" not in entry.params:
-        raise ValueError(f"-k is the cut-off of --loss precision_at_k and ndcg_at_k; --loss {args.loss} has none")
+        raise ValueError(f"-k is the cut-off of --loss precision_at_k, recall_at_k and ndcg_at_k; --loss {args.loss} "
+                         "has none")
     if args.gain is not None and not entry.gains:
         raise ValueError(f"--gain sets the gains of --loss ndcg and ndcg_at_k; --loss {args.loss} counts r > 0 as "
                          "relevant")
