@@ -16,7 +16,11 @@ Data sets:
   stratified cross-validation, mean AP / NDCG over the classes on the test part;
 * ``letor-graded``: the LETOR sample's grades (0-4) judged by graded NDCG -- the graded NDCG-SVM
   (docs/design.md §9) against the binary NDCG-SVM, AP-SVM, LightGBM's lambdarank and XGBoost's
-  ``rank:ndcg`` over query folds, with paired differences (protocol in ``scripts/_graded_linear.py``).
+  ``rank:ndcg`` over query folds, with paired differences (protocol in ``scripts/_graded_linear.py``);
+* ``letor-losses`` (issue #35): the pairwise SVM (SVM^rank's objective) vs AP-SVM vs graded NDCG-SVM vs
+  NDCG@10-SVM vs LightGBM / XGBoost over 5 query folds of the pooled sample, in NDCG@10, NDCG, MAP, MRR
+  and pair accuracy, each model's hyper-parameters chosen by the measure it optimises, with the paired
+  differences of the issue's targets (protocol in ``scripts/_loss_quality.py``).
 
 Each model's C is chosen from the grid by its validation mean AP (NDCG-SVM: mean NDCG).
 LinearSVC is ``LinearSVC(loss="hinge", C=C/n)``: on the bundled tasks the very function the 0-1
@@ -35,6 +39,7 @@ import _common
 import numpy as np
 from _common import format_table, logger
 from _graded_linear import graded_comparison
+from _loss_quality import loss_comparison
 from _models import DEMO_MODELS, ModelSpec, evaluate_model, fit_model, select_C
 
 from ssvm.datasets import load_letor_sample
@@ -116,8 +121,8 @@ def compare(data_name, features, data, grid, n_folds, seed):
 
 def main(argv=None):
     parser = _common.make_parser(__doc__)
-    parser.add_argument("--datasets", nargs="+", default=["letor", "letor-graded", *BUNDLED],
-                        help="letor, letor-graded and/or bundled task names (default: all)")
+    parser.add_argument("--datasets", nargs="+", default=["letor", "letor-graded", "letor-losses", *BUNDLED],
+                        help="letor, letor-graded, letor-losses and/or bundled task names (default: all)")
     parser.add_argument("--letor-transforms", nargs="+", choices=LETOR_TRANSFORMS,
                         default=list(LETOR_TRANSFORMS),
                         help="feature transforms compared on LETOR (default: both)")
@@ -128,8 +133,8 @@ def main(argv=None):
     datasets = args.datasets
     if args.quick:
         grid, n_folds = (1.0, 10.0), 2
-        datasets = [d for d in datasets if d in ("letor", "letor-graded", "iris")]
-    rows, tables, graded = [], [], None
+        datasets = [d for d in datasets if d in ("letor", "letor-graded", "letor-losses", "iris")]
+    rows, tables, graded, losses = [], [], None, None
     for name in datasets:
         logger.info("data set %s", name)
         if name == "letor-graded":
@@ -139,6 +144,17 @@ def main(argv=None):
                 f"LETOR sample, graded relevance: test exponential-gain NDCG, NDCG@10 and AP (%), mean ± s.e. "
                 f"over {n_graded} query folds ({graded['n_queries']} queries), and the paired difference to "
                 "the graded NDCG-SVM; hyper-parameters by NDCG on a validation quarter of each training part")))
+        elif name == "letor-losses":
+            n_losses = 2 if args.quick else GRADED_FOLDS
+            loss_rows, targets, losses = loss_comparison(args.quick, args.seed, n_losses, logger)
+            tables.append(format_table(loss_rows, floatfmt={"fit s": ".2f"}, title=(
+                f"LETOR sample, issue #35's losses: test NDCG@10, NDCG (gains 2^r-1), MAP, MRR (r > 0 relevant) and "
+                f"pair accuracy (%), mean ± s.e. over {n_losses} query folds ({losses['n_queries']} queries), and "
+                "the paired difference to the pairwise SVM over the folds; hyper-parameters by each model's own "
+                "measure on a validation quarter of each training part")))
+            tables.append(format_table(targets, title=(
+                "Issue #35's targets: paired difference (model - reference), mean ± s.e. over the folds and over "
+                "the test queries")))
         elif name == "letor":
             data = letor_task(args.quick)
             for transform in args.letor_transforms:
@@ -167,7 +183,8 @@ def main(argv=None):
         fig.savefig(f"{args.plot}/ranking_quality.png", dpi=100)
         plt.close(fig)
     _common.emit(args, tables,
-                 {"experiment": "ranking_quality", "grid": grid, "n_folds": n_folds, "rows": rows, "graded": graded})
+                 {"experiment": "ranking_quality", "grid": grid, "n_folds": n_folds, "rows": rows, "graded": graded,
+                  "losses": losses})
     return 0
 
 

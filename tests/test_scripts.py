@@ -107,6 +107,23 @@ def test_exp_ranking_quality_quick(tmp_path):
     assert "Δ" not in graded["AP-SVM"]["ΔNDCG vs ref"] and "±" in graded["AP-SVM"]["ΔNDCG vs ref"]
     for runs in result["graded"]["per_fold"].values():
         assert len(runs) == 2 and all(0.0 <= run[m] <= 100.0 for run in runs for m in ("NDCG", "NDCG@10", "AP"))
+    # issue #35's losses: every model in both folds, paired against the pairwise SVM, and the four targets
+    losses = {r["model"]: r for r in result["losses"]["rows"]}
+    assert set(losses) == {"pairwise SVM", "AP-SVM", "NDCG-SVM graded", "NDCG@10-SVM", "LGBMRanker lambdarank",
+                           "XGBRanker rank:ndcg"}
+    assert losses["pairwise SVM"]["ΔMRR"] == "-" and "±" in losses["NDCG@10-SVM"]["ΔNDCG@10"]
+    for runs in result["losses"]["per_fold"].values():
+        assert len(runs) == 2 and all(0.0 <= run[m] <= 100.0 for run in runs
+                                      for m in ("NDCG@10", "NDCG", "MAP", "MRR", "pairs"))
+    targets = {t["target"]: t for t in result["losses"]["targets"]}
+    assert list(targets) == ["NDCG@10-SVM ≥ NDCG-SVM graded in NDCG@10", "AP-SVM ≥ pairwise SVM in MAP",
+                             "NDCG-SVM graded ≥ pairwise SVM in NDCG", "NDCG@10-SVM ≥ pairwise SVM in NDCG@10"]
+    per_fold = result["losses"]["per_fold"]
+    for target in targets.values():  # the paired difference over the folds is the difference of the fold means
+        model, rest = target["target"].split(" ≥ ")
+        reference, measure = rest.split(" in ")
+        d = np.mean([a[measure] - b[measure] for a, b in zip(per_fold[model], per_fold[reference])])
+        assert target["Δ over folds"].startswith(f"{d:+.2f}") and target["met"] == (d >= 0)
 
 
 def test_exp_timing_quick(tmp_path):
