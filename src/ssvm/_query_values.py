@@ -120,7 +120,7 @@ def _per_query_function(loss, entry, gain, k):
         raise ValueError(f"gain={gain!r} applies to NDCG only; loss {entry.name!r} is binary (y > 0 relevant).")
     if k is not None:
         if not (entry.gains or "k" in entry.params):
-            raise ValueError(f"k is a cut-off of 'ndcg' and 'precision_at_k'; loss "
+            raise ValueError(f"k is a cut-off of 'ndcg', 'ndcg_at_k', 'precision_at_k' and 'recall_at_k'; loss "
                              f"{entry.name!r} does not use it.")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an integer >= 1; got {k!r}.")

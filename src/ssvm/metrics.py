@@ -317,8 +317,9 @@ def ranking_score(y_true, y_score, *, qid=None, loss="ap", gain=None, k=None, al
         Gains of ``loss="ndcg"`` (see :func:`mean_ndcg`; None: ``"exponential"``); the other
         losses are binary (``y > 0`` relevant).
     k : int, default=None
-        Cut-off of ``"precision_at_k"`` (None: 10; clipped to each query's size: the trained
-        measure, see :func:`precision_at_k` for trec_eval's) or of ``"ndcg"`` (None: no cut-off).
+        Cut-off of ``"precision_at_k"`` and ``"recall_at_k"`` (None: 10; clipped to each query's size:
+        the trained measures, see :func:`precision_at_k` for trec_eval's P@k; recall@k counts at most
+        min(P, k) positives) or of ``"ndcg"`` (None: no cut-off).
         Not used by the other losses.
     all_queries : bool, default=False
         Average over every query, as trec_eval (see the module); by default over the queries
