@@ -87,3 +87,55 @@ def test_f1_and_prbep_fit():
         value = np.mean([1 - (f1_value if loss == "f1" else prbep_value)(s[qid == q], y[qid == q])
                          for q in range(10) if 0 < y[qid == q].sum() < 20])
         assert model.score(X, y, qid=qid) == pytest.approx(value) == ranking_score(y, s, qid=qid, loss=loss)
+
+
+def _brute_direct(s, y, prbep, eps, direction):
+    """(Δ of the output by score, the direct-loss gradient) of one query over every labelling written plainly:
+    R_w labels score > 0 (F1) or the P best-scored rows, ties by index (PRBEP) as +1; R_dir maximises
+    F + ε Δ; c = (ȳ − y) / (2n) in ±1 labels."""
+    n, n_pos = s.size, int(y.sum())
+
+    def loss(labels):
+        a, wrong = int(np.sum(labels & y)), int(np.sum(labels != y))
+        if prbep:
+            return 1 - a / n_pos
+        return 1.0 if a == 0 else 1 - 2 * a / (2 * a + wrong)
+
+    def psi(labels):
+        return (labels.astype(float) - y) / n
+
+    if prbep:
+        w = np.zeros(n, bool)
+        w[np.argsort(-s, kind="stable")[:n_pos]] = True
+    else:
+        w = s > 0
+    if direction == "perceptron":
+        return loss(w), psi(w)
+    values = []
+    for bits in range(2 ** n):
+        labels = ((bits >> np.arange(n)) & 1).astype(bool)
+        if not prbep or labels.sum() == n_pos:
+            values.append((s @ psi(labels) + eps * loss(labels), psi(labels)))
+    values.sort(key=lambda v: -v[0])
+    unique = len(values) == 1 or values[0][0] - values[1][0] > 1e-9
+    return loss(w), (values[0][1] - psi(w)) / eps if unique else None
+
+
+@pytest.mark.parametrize("prbep", [False, True])
+@pytest.mark.parametrize("direction", ["positive", "perceptron"])
+def test_direct_loss_matches_exhaustive_search(prbep, direction):
+    from ssvm.losses import direct_loss_gradient
+
+    loss = "prbep" if prbep else "f1"
+    rng = np.random.default_rng(7 + prbep)
+    checked = 0
+    for _ in range(600):
+        s, y = random_query(rng, n_max=8)
+        eps = float(rng.choice([0.05, 0.5, 2.0]))
+        task, grad = direct_loss_gradient(s, y, loss=loss, epsilon=eps, direction=direction)
+        task_b, grad_b = _brute_direct(s, y, prbep, eps, direction)
+        assert task == pytest.approx(task_b, rel=1e-12, abs=1e-15)
+        if grad_b is not None:  # a unique maximiser (ties between labellings are the oracle's rule)
+            np.testing.assert_allclose(grad, grad_b, rtol=1e-9, atol=1e-12 / eps)
+            checked += 1
+    assert checked > 300

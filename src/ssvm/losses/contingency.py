@@ -17,8 +17,11 @@ The outputs are labellings ȳ ∈ {±1}^n of a query with the 0-1 loss's joint f
 import numpy as np
 
 from ._core.contingency import KIND_F1, KIND_PRBEP, contingency_batch
+from ._core.derivative import count_positives
+from .qs import check_two_classes
 
-__all__ = ["f1_oracle", "f1_batch", "prbep_oracle", "prbep_batch", "f1_value", "prbep_value"]
+__all__ = ["f1_oracle", "f1_batch", "prbep_oracle", "prbep_batch", "f1_value", "prbep_value", "f1_by_score",
+           "prbep_by_score"]
 
 
 def _run(scores, y, starts, ends, kind):
@@ -26,11 +29,7 @@ def _run(scores, y, starts, ends, kind):
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     ends = np.ascontiguousarray(ends, dtype=np.int64)
     yb = np.ascontiguousarray(y, dtype=bool)
-    if starts.size:
-        counts = np.add.reduceat(yb, starts)
-        bad = (counts == 0) | (counts == ends - starts)
-        if np.any(bad):
-            raise ZeroDivisionError(f"query {int(np.flatnonzero(bad)[0])} has no positive or no negative")
+    check_two_classes(count_positives(yb.view(np.uint8), starts, ends), ends - starts)
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
     contingency_batch(scores, yb.view(np.uint8), starts, ends, kind, c, delta)
@@ -150,3 +149,48 @@ def prbep_value(scores, y):
     n_pos = int(np.count_nonzero(y))
     top = np.argsort(-np.asarray(scores), kind="stable")[:n_pos]
     return 1.0 - np.count_nonzero(y[top]) / n_pos
+
+
+def f1_by_score(scores, y, starts, ends):
+    """``(c, delta)`` of the output by score for F1 (the direct-loss gradient's R_w): each row labelled
+    +1 iff its score is > 0, as :func:`f1_value` scores it.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool, shape (n,)
+    starts, ends : ndarray of int64, shape (Q,)
+        Disjoint row ranges (rows outside them get c = 0).
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+        ``(ŷ − y) / (2 nᵢ)`` with labels in ±1 (nᵢ the row's query size).
+    delta : ndarray of float64, shape (Q,)
+        1 − F1 of the labelling per query.
+    """
+    return _labelled_by_score(scores, y, starts, ends, lambda s, t: s > 0, f1_value)
+
+
+def prbep_by_score(scores, y, starts, ends):
+    """``(c, delta)`` of the output by score for PRBEP: the P best-scored rows (ties by index) labelled +1,
+    as :func:`prbep_value` scores it (parameters and returns as :func:`f1_by_score`)."""
+    return _labelled_by_score(scores, y, starts, ends, _best_p, prbep_value)
+
+
+def _best_p(scores, y):
+    labels = np.zeros(scores.shape[0], dtype=bool)
+    labels[np.argsort(-scores, kind="stable")[:np.count_nonzero(y)]] = True
+    return labels
+
+
+def _labelled_by_score(scores, y, starts, ends, predict, value):
+    """``(c, delta)`` of the labelling ``predict(scores, y)`` of each query, Δ from ``value``."""
+    scores = np.asarray(scores, dtype=np.float64)
+    c = np.zeros(scores.shape[0])
+    delta = np.empty(len(starts))
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        s, t = scores[a:b], np.asarray(y[a:b], dtype=bool)
+        c[a:b] = (predict(s, t).astype(np.float64) - t) / (b - a)  # (ŷ − y) / (2n) in ±1 labels
+        delta[k] = value(s, t)
+    return c, delta

@@ -10,7 +10,9 @@ discrete derivative d_j(1) = −1/(j (j + 1)) rises with j and d_j(i ≥ 2) = 0 
 
 import numpy as np
 
+from ._core.derivative import count_positives
 from ._core.mrr import mrr_batch as _mrr_batch
+from .qs import check_two_classes
 from .rank_losses import QSLoss
 
 __all__ = ["MRRLoss", "mrr_oracle", "mrr_batch"]
@@ -64,10 +66,7 @@ def mrr_batch(scores, y, starts, ends):
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     ends = np.ascontiguousarray(ends, dtype=np.int64)
     yb = np.ascontiguousarray(y, dtype=bool)
-    counts = np.add.reduceat(yb, starts) if starts.size else np.zeros(0, np.int64)
-    if starts.size and (np.any(counts == 0) or np.any(counts == ends - starts)):
-        k = int(np.flatnonzero((counts == 0) | (counts == ends - starts))[0])
-        raise ZeroDivisionError(f"query {k} has no positive or no negative")
+    check_two_classes(count_positives(yb.view(np.uint8), starts, ends), ends - starts)
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
     _mrr_batch(scores, yb.view(np.uint8), starts, ends, c, delta)

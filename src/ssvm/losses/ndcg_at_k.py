@@ -11,8 +11,10 @@ split and IDCG@k = Σ_t (g(v_t) − g(v_{t−1})) IDCG_t@k; hence 1 − NDCG@k =
 
 import numpy as np
 
+from ._core.derivative import count_positives
 from ._core.ndcg_at_k import ndcg_at_k_batch as _batch
 from .graded import check_gain, graded_ndcg_value
+from .qs import check_two_classes
 
 __all__ = ["NDCGAtK", "ndcg_at_k_oracle", "ndcg_at_k_batch", "graded_ndcg_at_k_oracle", "graded_ndcg_at_k_batch",
            "ndcg_at_k_value", "level_alphas_at_k"]
@@ -75,11 +77,7 @@ def ndcg_at_k_batch(scores, y, starts, ends, k=10):
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     ends = np.ascontiguousarray(ends, dtype=np.int64)
     yb = np.ascontiguousarray(np.asarray(y) > 0)
-    if starts.size:
-        counts = np.add.reduceat(yb, starts)
-        bad = (counts == 0) | (counts == ends - starts)
-        if np.any(bad):
-            raise ZeroDivisionError(f"query {int(np.flatnonzero(bad)[0])} has no positive or no negative")
+    check_two_classes(count_positives(yb.view(np.uint8), starts, ends), ends - starts)
     c = np.zeros(scores.size)
     delta = np.empty(starts.size)
     _batch(scores, yb.view(np.uint8), starts, ends, int(k), c, delta)

@@ -35,7 +35,16 @@ from .classification import (
     zero_one_batch,
     zero_one_oracle,
 )
-from .contingency import f1_batch, f1_oracle, f1_value, prbep_batch, prbep_oracle, prbep_value
+from .contingency import (
+    f1_batch,
+    f1_by_score,
+    f1_oracle,
+    f1_value,
+    prbep_batch,
+    prbep_by_score,
+    prbep_oracle,
+    prbep_value,
+)
 from .dp import dp_oracle
 from .graded import (
     GAINS,
@@ -258,12 +267,13 @@ _REGISTRY = {
                                     "brute": OracleSpec(partial(rank_brute_oracle, loss=MRRLoss()))},
                      auto="auto", value=partial(_rank_value, loss=MRRLoss()),
                      by_score=partial(ranked_by_score, loss=MRRLoss())),
-    # SVM^perf's contingency-table losses over labellings (ssvm.losses.contingency); no direct loss yet
+    # SVM^perf's contingency-table losses over labellings (ssvm.losses.contingency); direct loss: no loss-diminished
+    # inference, so the positive and perceptron directions
     "f1": LossEntry("f1", "F1", {"auto": OracleSpec(f1_oracle, f1_batch), "brute": OracleSpec(f1_brute_oracle)},
-                    auto="auto", value=f1_value, intercept=True),
+                    auto="auto", value=f1_value, intercept=True, by_score=f1_by_score),
     "prbep": LossEntry("prbep", "PRBEP", {"auto": OracleSpec(prbep_oracle, prbep_batch),
                                           "brute": OracleSpec(prbep_brute_oracle)},
-                       auto="auto", value=prbep_value),
+                       auto="auto", value=prbep_value, by_score=prbep_by_score),
     # truncated NDCG: a DP over the top-k region, graded by threshold decomposition (ssvm.losses.ndcg_at_k)
     "ndcg_at_k": LossEntry("ndcg_at_k", "NDCG@k", {"auto": OracleSpec(ndcg_at_k_oracle, ndcg_at_k_batch),
                                                    "brute": OracleSpec(ndcg_at_k_brute_oracle)},
