@@ -16,10 +16,11 @@ import dask  # noqa: E402
 
 from ssvm import RankSVM  # noqa: E402
 from ssvm.losses import get_oracle  # noqa: E402
+from ssvm.losses.oracle import GiantForm  # noqa: E402
 from ssvm.problem import StructuredHinge  # noqa: E402
 from ssvm.problem._giant_blocks import BlockRanking, block_samples, count_at_or_before, first_keys  # noqa: E402
 from ssvm.problem.dask_gathered import DaskGatheredHinge  # noqa: E402
-from ssvm.problem.dask_giant import DaskGiantHinge, TopK, giant_loss  # noqa: E402
+from ssvm.problem.dask_giant import DaskGiantHinge, giant_form  # noqa: E402
 from ssvm.problem.dask_training import training_set  # noqa: E402
 
 
@@ -228,15 +229,16 @@ def test_fit_without_queries_equals_in_memory(loss):
 
 
 def test_which_losses_and_bad_input():
-    assert isinstance(giant_loss(get_oracle("ap", "yue")), type(get_oracle("ap").params["loss"]))
-    assert giant_loss(get_oracle("zero_one")) == "zero_one"
-    assert giant_loss(get_oracle("precision_at_k", k=3)) == TopK(3)
-    assert giant_loss(get_oracle("precision_at_k", "brute")) is None  # the twin: the gathered hinge
+    assert giant_form(get_oracle("ap", "yue")) == GiantForm("ranked", loss=get_oracle("ap").params["loss"])
+    assert giant_form(get_oracle("zero_one")) == GiantForm("per_row")
+    assert giant_form(get_oracle("precision_at_k", k=3)) == GiantForm("top_k", k=3)
+    assert giant_form(get_oracle("precision_at_k", "brute", k=3)) == GiantForm("top_k", k=3)  # the loss's form
+    assert giant_form(get_oracle("mrr")) is None  # no giant form: the gathered hinge
 
     def mine(s, y):
         return np.zeros_like(s), 0.0
 
-    assert giant_loss(mine) is None
+    assert giant_form(mine) is None
     X = da.from_array(np.ones((10, 2)), chunks=(5, 2))
     y = np.arange(10) < 3
     with pytest.raises(ValueError, match="AP, NDCG .*, 0-1 and precision@k oracles only; use DaskGatheredHinge"):

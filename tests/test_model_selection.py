@@ -229,8 +229,7 @@ def test_fold_path_objectives_are_the_cold_fits(letor, loss):
     groups = query_labels(resolve_queries(X.shape[0], qid=qid), X.shape[0])
     train, test = next(GroupKFold(3).split(X, y, qid))
     out = fold_path(X, y, groups, train, test, Cs, classes=np.array([0, 1]),
-                    make_model=search._ranksvm, oracle=oracle,
-                    gain="exponential" if loss == "ndcg" else None, zero_one=loss == "zero_one",
+                    make_model=search._ranksvm, oracle=oracle, zero_one=loss == "zero_one",
                     solver="cutting_plane", tol=tol, max_iter=None, seeds=[0], solver_params={},
                     scorer=None, score_params={}, verbose=0, fold=0)
     for C, objective in zip(Cs, out["objective"][:, 0]):
@@ -350,3 +349,32 @@ def test_a_scorer_whose_signature_cannot_be_read_is_called_without_qid():
     search = RankSVMCV(Cs=[1.0], cv=3, scoring=Opaque()).fit(X, y, qid=qid)
     np.testing.assert_array_equal(search.scores_, 1.0)
 
+
+
+@pytest.mark.parametrize("loss", ["ndcg", "pairwise"])
+def test_folds_train_the_oracle_that_rank_svm_trains(monkeypatch, letor, loss):
+    """Each fold's problem gets the target and oracle RankSVM's fit gets (fit_targets decides both):
+    on 0/1 relevance the binary oracle of a loss that has one (graded NDCG), with its compiled
+    forms; the pairwise loss keeps its oracle, which reads 0/1 as two grades."""
+    import ssvm._cv_path as cv_path
+    import ssvm._fitting as fitting
+
+    X, y, qid = letor
+    y = (y > 0).astype(int)  # 0/1 grades
+    seen = {"fold": [], "fit": []}
+
+    class Recording(StructuredHinge):
+        def __init__(self, X, target, queries, oracle, **kwargs):
+            seen[where].append((oracle.graded, oracle.batched, target.dtype.name))
+            super().__init__(X, target, queries, oracle, **kwargs)
+
+    monkeypatch.setattr(cv_path, "StructuredHinge", Recording)
+    monkeypatch.setattr(fitting, "StructuredHinge", Recording)
+    where = "fold"
+    RankSVMCV(Cs=[1.0], loss=loss, cv=2, refit=False, max_iter=3).fit(X, y, qid=qid)
+    where = "fit"
+    RankSVM(loss=loss, C=1.0, max_iter=3).fit(X, y, qid=qid)
+    assert len(seen["fold"]) == 2 and len(seen["fit"]) == 1
+    assert set(seen["fold"]) == set(seen["fit"])
+    graded, _, dtype = seen["fit"][0]
+    assert dtype == "bool" and graded == (loss == "pairwise")

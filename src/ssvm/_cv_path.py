@@ -123,11 +123,12 @@ def score_with(scorer, estimator, X, y, qid, score_params):
     return float(scorer(estimator, X, y))
 
 
-def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, gain, zero_one,
+def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, zero_one,
               solver, tol, max_iter, seeds, solver_params, scorer, score_params, verbose, fold):
     """Solve fold ``fold``'s path over ``Cs`` (increasing) warm and score each C on its test rows.
 
-    ``gain`` is the gain of a graded oracle (None: binary targets), as in ``RankSVM.fit``.
+    The fold's targets and oracle (graded, or binary on 0/1 training grades) are
+    :func:`~ssvm.losses.targets.fit_targets`' choice, as in ``RankSVM.fit``.
     ``make_model(C)`` returns an unfitted :class:`~ssvm.RankSVM` whose fitted state is set here
     from the path's solutions as its ``fit`` would set it (with the default scoring, which ranks
     within queries, without the intercept of the ranking losses: it does not change that score).
@@ -141,12 +142,12 @@ def fold_path(X, y, groups, train, test, Cs, *, classes, make_model, oracle, gai
     qid_train = None if groups is None else groups[train]
     qid_test = None if groups is None else groups[test]
     X_train, X_test, y_test = X[train], X[test], y[test]
-    data = in_memory_training_set(X_train, y[train], qid=qid_train, group=None, gain=gain)
+    data = in_memory_training_set(X_train, y[train], qid=qid_train, group=None, oracle=oracle)
     if not np.array_equal(data.classes, classes):
         raise ValueError(f"the training rows of cv fold {fold} hold the classes "
                          f"{data.classes.tolist()}, not all of {classes.tolist()}: use stratified "
                          "folds (cv=None or an integer) or fewer folds.")
-    problems = [StructuredHinge(X_train, target, data.queries, oracle, fit_intercept=zero_one,
+    problems = [StructuredHinge(X_train, target, data.queries, data.oracle, fit_intercept=zero_one,
                                 check_input=False) for target in data.targets]
     starts = [(None, None)] * len(problems)  # (w, planes) carried from the previous C
     out = {key: np.empty(len(Cs)) for key in ("scores", "fit_time", "score_time", "n_iter")}

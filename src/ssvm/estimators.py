@@ -21,6 +21,7 @@ from ssvm._fitting import check_solver_params, draw_seeds, fit_task, is_dask_arr
 from ssvm.exceptions import MissingQidWarning, external_stacklevel, warn_once
 from ssvm.losses import LOSS_NAMES, ORACLE_NAMES, QSLoss, get_oracle, loss_entry, supported_oracles
 from ssvm.losses.graded import GAINS
+from ssvm.losses.targets import fit_targets
 from ssvm.metrics import _renamed_gain, accuracy_threshold, one_vs_rest_score, ranking_score
 from ssvm.problem import matvec
 from ssvm.problem.training_set import in_memory_training_set
@@ -258,22 +259,19 @@ class RankSVM(LinearClassifierMixin, BaseEstimator):
                 raise ValueError(f"graded NDCG (gain={self.gain!r}) does not run on dask arrays yet; pass "
                                  "gain='binary' (y > 0 relevant) or X as a numpy array or scipy matrix")
             validate_data(self, X, skip_check_array=True)  # n_features_in_; X is not computed
+            oracle, _ = fit_targets(oracle, None)  # binary targets: the classes, or y > 0 on the blocks
             data = training_set(X, y, qid=qid, group=group, oracle=oracle,
                                 fit_intercept=intercept, solver=self.solver)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-            data = in_memory_training_set(X, y, qid=qid, group=group,
-                                          gain=oracle.gain if oracle.graded and ranking_mode else None)
+            data = in_memory_training_set(X, y, qid=qid, group=group, oracle=oracle)
+            oracle = data.oracle  # fit_targets' choice: graded, or binary on 0/1 targets
         self.classes_ = data.classes
         self.n_queries_, self.n_skipped_queries_ = data.n_queries, data.n_skipped
         if self.verbose and ranking_mode:
             say(f"RankSVM: {self.n_queries_} queries, {self.n_skipped_queries_} skipped "
                 "(nothing to rank: no relevant or no non-relevant row, or all grades equal)")
 
-        if (oracle.graded and "gain" in loss_entry(self.loss).params
-                and all(target.dtype == bool for target in data.targets)):  # (dask: not computed)
-            oracle = self._make_oracle(gain="binary")  # binary targets: the same loss, bit for bit, with
-            # the binary oracle's compiled forms (the fused training round)
         one_vs_rest = len(data.targets) > 1
         starts = self._warm_start_points(len(data.targets), data.X.shape[1], intercept)
         jobs = [

@@ -17,10 +17,10 @@ the mean over the queries left, and a ValueError says so when none is left.
 
 import numpy as np
 
-from ssvm._queries import check_relevance, informative_queries, resolve_queries
+from ssvm._queries import informative_queries, resolve_queries
 from ssvm.losses.direct import direct_loss_oracle
-from ssvm.losses.graded import check_grades
 from ssvm.losses.registry import get_oracle
+from ssvm.losses.targets import fit_targets
 from ssvm.problem.score_space import ScoreHinge
 
 __all__ = ["rank_hinge", "direct_loss_gradient", "evaluate_hinge", "evaluate_direct"]
@@ -43,12 +43,10 @@ def _check_scores(scores):
 
 def _score_hinge(scores, y, qid, oracle):
     """Validated float64 scores, the scores' float dtype and the :class:`ScoreHinge` of the
-    queries that have a positive and a negative."""
+    queries that have a positive and a negative (two distinct grades), with the target and oracle
+    :func:`~ssvm.losses.targets.fit_targets` decides."""
     s, dtype = _check_scores(scores)
-    if oracle.graded:  # graded NDCG: the grades themselves, queries with two distinct grades
-        target = check_grades(y, s.shape[0], gain=oracle.gain)
-    else:
-        target = check_relevance(y, s.shape[0])
+    oracle, target = fit_targets(oracle, y, s.shape[0])
     if s.shape[0] == 0:
         raise ValueError("scores is empty")
     queries = informative_queries(resolve_queries(s.shape[0], qid=qid, rows="scores"), target, warn=False)

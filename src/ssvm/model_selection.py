@@ -187,16 +187,14 @@ class RankSVMCV(ClassifierMixin, BaseEstimator):
             classes = np.array([0, 1])
         else:
             groups, classes = None, class_targets(y)[0]
-        graded = groups is not None and "gain" in loss_entry(self.loss).params
-        # the fit reads grades: graded NDCG, or a loss whose oracle reads them without gains (pairwise)
-        reads_grades = groups is not None and oracle.graded and (graded or loss_entry(self.loss).reads_grades)
+        graded = groups is not None and "gain" in loss_entry(self.loss).params  # the default score's gain
         folds = split_folds(self.cv, X, y, groups)
         order = np.argsort(Cs, kind="stable")
         n_tasks = len(classes) if groups is None and len(classes) > 2 else 1
         job = delayed(fold_path)
         paths = Parallel(n_jobs=self.n_jobs)(
             job(X, y, groups, train, test, Cs[order], classes=classes, make_model=self._ranksvm,
-                oracle=oracle, gain=oracle.gain if reads_grades else None,
+                oracle=oracle,
                 zero_one=loss_entry(self.loss).intercept, solver=self.solver,
                 tol=self.tol, max_iter=self.max_iter,
                 seeds=draw_seeds(self.random_state, n_tasks), solver_params=solver_params,

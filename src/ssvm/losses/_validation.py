@@ -8,7 +8,8 @@ import numpy as np
 
 from ssvm._queries import check_relevance
 
-__all__ = ["validate_scores_labels", "validate_scores_grades", "check_grades"]
+__all__ = ["validate_scores_labels", "validate_scores_grades", "check_grades", "check_query_target",
+           "scores_and_labels"]
 
 _MAX_EXPONENTIAL_GRADE = 60  # 2^r − 1 stays exact in float64 and far from overflowing
 
@@ -37,16 +38,31 @@ def validate_scores_labels(scores, y):
         If the arrays are not 1-D, differ in length, contain NaN/inf scores or labels, labels that
         are not numbers, or the query has no positive or no negative.
     """
-    s, lab = _scores_and_labels(scores, y)
+    s, lab = scores_and_labels(scores, y)
     if lab.size == 0:
         raise ValueError("y is empty")
-    yb = np.ascontiguousarray(check_relevance(lab, lab.shape[0]))  # the one convention: y > 0
-    n_pos = int(np.count_nonzero(yb))
+    return s, check_query_target(np.ascontiguousarray(check_relevance(lab, lab.shape[0])))  # the one convention: y > 0
+
+
+def check_query_target(target, graded=None):
+    """``target`` itself if one query of it has something to rank: for binary relevance (bool) a
+    positive and a negative, for grades two distinct ones; else a ValueError that says so (about
+    grades when ``graded``, default: when ``target`` holds grades)."""
+    if graded is None:
+        graded = target.dtype != bool
+    if graded:
+        if target.size == 0 or target.min() == target.max():
+            raise ValueError("y needs at least two distinct grades (with all grades equal every ranking "
+                             "has the same loss)")
+        return target
+    if target.size == 0:
+        raise ValueError("y is empty")
+    n_pos = int(np.count_nonzero(target))
     if n_pos == 0:
         raise ValueError("y has no positive sample (need at least one positive and one negative)")
-    if n_pos == yb.shape[0]:
+    if n_pos == target.shape[0]:
         raise ValueError("y has no negative sample (need at least one positive and one negative)")
-    return s, yb
+    return target
 
 
 def validate_scores_grades(scores, y, gain):
@@ -72,15 +88,11 @@ def validate_scores_grades(scores, y, gain):
         As :func:`validate_scores_labels` for the scores; for grades that are negative, not
         integers or not finite, or all equal (every ranking then has the same loss).
     """
-    s, lab = _scores_and_labels(scores, y)
-    grades = check_grades(lab, gain=gain)
-    if grades.size == 0 or grades.min() == grades.max():
-        raise ValueError("y needs at least two distinct grades (with all grades equal every ranking "
-                         "has the same loss)")
-    return s, grades
+    s, lab = scores_and_labels(scores, y)
+    return s, check_query_target(check_grades(lab, gain=gain))
 
 
-def _scores_and_labels(scores, y):
+def scores_and_labels(scores, y):
     """1-D scores (finite, contiguous float64) and labels of the same length."""
     s = np.asarray(scores)
     lab = np.asarray(y)

@@ -61,7 +61,11 @@ def direct_loss_oracle(loss="ap", epsilon=0.1, direction="positive", **loss_para
     inner = augmented if direction == "positive" else None
     params = {"by_score": entry.by_score, "arguments": entry.arguments(loss_params), "epsilon": eps,
               "direction": direction, "inner": inner, "diminished": entry.diminished}
-    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", gain=augmented.gain)
+    binary = None  # the direct loss of the binary oracle, for 0/1 grades (fit_targets)
+    if augmented.binary is not None:
+        binary = direct_loss_oracle(loss, epsilon, direction, **{**loss_params, "gain": "binary"})
+    return Oracle(_direct_single, _direct_batch, params, name=f"direct-{direction}", gain=augmented.gain,
+                  binary=binary)
 
 
 def _direct_batch(scores, y, starts, ends, by_score, arguments, epsilon, direction, inner, diminished):

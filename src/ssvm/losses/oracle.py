@@ -1,9 +1,11 @@
 """What an oracle is to the rest of ssvm: :class:`OracleSpec` (one registry cell), :class:`Oracle`
-(a per-query function with its batch form and parameters) and :func:`as_oracle`.
+(a per-query function with its batch form, parameters and the forms the problem layer runs),
+:class:`FusedForm`, :class:`GiantForm` and :func:`as_oracle`.
 
 The problem layer, the solvers and the score-space losses only ever call an :class:`Oracle`'s
-``__call__`` and :meth:`Oracle.batch`; which function serves which loss is the registry's
-business (:mod:`ssvm.losses.registry`).
+``__call__`` and :meth:`Oracle.batch` and read its forms (``fused``, ``giant``, ``binary``); which
+function serves which loss, and which forms it has, is the loss table's business
+(:mod:`ssvm.losses.registry`): nothing downstream compares an oracle's function or a loss's class.
 """
 
 from dataclasses import dataclass, field
@@ -11,7 +13,54 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["OracleSpec", "Oracle", "as_oracle"]
+__all__ = ["OracleSpec", "Oracle", "FusedForm", "GiantForm", "FUSED_MODES", "GIANT_FAMILIES", "as_oracle"]
+
+#: what the fused training round runs per block (:mod:`ssvm.problem._fused`): QS on binary labels, the
+#: per-level QS of graded NDCG, the per-row 0-1 oracle, the top-k oracle of precision@k
+FUSED_MODES = ("qs", "graded", "per_row", "top_k")
+#: the block-task families of one query over dask blocks (:class:`~ssvm.problem.DaskGiantHinge`)
+GIANT_FAMILIES = ("ranked", "per_row", "top_k")
+
+
+@dataclass(frozen=True)
+class FusedForm:
+    """The fused training round's form of an oracle: what it runs per block, in compiled code.
+
+    Parameters
+    ----------
+    mode : {"qs", "graded", "per_row", "top_k"}
+        One of :data:`FUSED_MODES`.
+    kind : int, default=0
+        ``"qs"``: the loss's kernel kind (:attr:`QSLoss.kind <ssvm.losses.QSLoss.kind>`);
+        ``"graded"``: the gain's code (``ssvm.losses._core.graded.GAIN_CODES``).
+    k : int, default=0
+        ``"top_k"``: the cut-off.
+    """
+
+    mode: str
+    kind: int = 0
+    k: int = 0
+
+
+@dataclass(frozen=True)
+class GiantForm:
+    """The giant-query form of an oracle: which block tasks serve one query spread over dask blocks.
+
+    Parameters
+    ----------
+    family : {"ranked", "per_row", "top_k"}
+        One of :data:`GIANT_FAMILIES`: ``"ranked"``, the thresholds of a QS loss with a closed-form
+        derivative (AP, NDCG log2) selected over the blocks; ``"per_row"``, one pass of per-row
+        terms (0-1); ``"top_k"``, the merged k first rows (precision@k).
+    loss : QSLoss or None, default=None
+        ``"ranked"``: the loss object (its ``kernel_spec`` and ``value``).
+    k : int, default=0
+        ``"top_k"``: the cut-off.
+    """
+
+    family: str
+    loss: object = None
+    k: int = 0
 
 @dataclass(frozen=True)
 class OracleSpec:
@@ -57,6 +106,15 @@ class Oracle:
         The gain of a graded oracle (graded NDCG, :mod:`ssvm.losses.graded`), which reads ``y`` as non-negative
         integer grades (int64) instead of boolean relevance: the problem layer then carries the
         grades, and a query counts when its grades are not all equal. None: boolean relevance.
+    fused : FusedForm or None, default=None
+        What the fused training round runs per block for this oracle; None: no fused round (the
+        two-pass path).
+    giant : GiantForm or None, default=None
+        Which block tasks serve one query over dask blocks; None: the gathered hinge.
+    binary : Oracle or None, default=None
+        For a graded oracle whose loss has a binary form (graded NDCG: ``gain="binary"``), that
+        oracle: the same loss on 0/1 grades, bit for bit, with the binary forms. None: this oracle
+        serves binary relevance itself (:func:`ssvm.losses.fit_targets` decides).
     """
 
     single: Callable
@@ -64,6 +122,9 @@ class Oracle:
     params: dict = field(default_factory=dict)
     name: str = ""
     gain: Optional[str] = None
+    fused: Optional[FusedForm] = None
+    giant: Optional[GiantForm] = None
+    binary: Optional["Oracle"] = None
 
     @property
     def graded(self):

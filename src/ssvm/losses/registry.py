@@ -5,8 +5,11 @@ One declarative table, ``_REGISTRY``: per loss name a :class:`LossEntry` (and, f
 know about the loss: its label, its parameters and their defaults, the oracles that serve it
 (each an :class:`OracleSpec`) and the one ``"auto"`` resolves to, its value, its gains, its
 direct-loss directions, whether it learns an intercept, whether the latent bound holds for it and
-how its trained measure is computed.  :func:`loss_entry` is how other modules ask; nothing
-outside this table compares a loss's name or inspects an oracle's function.
+how its trained measure is computed, and the forms the problem layer runs it in: the batch form of
+each oracle (many stacked queries in one call, :attr:`OracleSpec.batched`), the fused round's and
+the giant query's (:class:`~ssvm.losses.oracle.FusedForm`, :class:`~ssvm.losses.oracle.GiantForm`),
+which :func:`get_oracle` puts on the :class:`Oracle` it returns.  :func:`loss_entry` is how other
+modules ask; nothing outside this table compares a loss's name or class or an oracle's function.
 """
 
 from dataclasses import dataclass, field, replace
@@ -16,8 +19,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from ._classification_kernels import precision_at_k_batch, recall_at_k_batch
+from ._core.graded import GAIN_CODES
 from ._score_ranking import ap_diminished, labelled_by_score, ranked_by_score, zero_one_diminished
-from ._validation import validate_scores_grades, validate_scores_labels
 from .brute import (
     f1_brute_oracle,
     ndcg_at_k_brute_oracle,
@@ -64,10 +67,11 @@ from .ndcg_at_k import (
     ndcg_at_k_oracle,
     ndcg_at_k_value,
 )
-from .oracle import Oracle, OracleSpec, as_oracle
+from .oracle import FusedForm, GiantForm, Oracle, OracleSpec, as_oracle
 from .pairwise import pairs_by_score, pairwise_batch, pairwise_oracle, swapped_pairs
 from .qs import qs_batch, qs_oracle
 from .rank_losses import APLoss, NDCGLoss, QSLoss
+from .targets import validate_scores_target
 
 __all__ = ["LOSS_NAMES", "ORACLE_NAMES", "DIRECTIONS", "GAINS", "LossEntry", "loss_entry", "Oracle", "OracleSpec",
            "as_oracle", "supported_oracles", "get_oracle", "loss_augmented_inference", "ranking_loss"]
@@ -183,6 +187,14 @@ class LossEntry:
     graded_oracle : callable or None, default=None
         ``graded_oracle(name, spec, params, gain) -> Oracle``: the oracle of a graded ``gain``; None:
         the binary oracle summed over the grade levels with NDCG's weights (``"ndcg"``).
+    fused : {"qs", "per_row", "top_k"} or None, default=None
+        The fused training round's mode (:data:`~ssvm.losses.oracle.FUSED_MODES`) of the oracle
+        with a batch form (:attr:`OracleSpec.batched`), the parameters taken from the oracle's:
+        the loss object's ``kind``, ``k``. None: no fused round, the two-pass path.
+    giant : {"ranked", "per_row", "top_k"} or None, default=None
+        The block-task family (:data:`~ssvm.losses.oracle.GIANT_FAMILIES`) that serves one query
+        spread over dask blocks, for every oracle of the loss (the family computes the exact answer
+        itself), with the oracle's loss object or ``k``. None: the gathered hinge.
     """
 
     name: str
@@ -201,6 +213,8 @@ class LossEntry:
     by_score: Optional[Callable] = None
     diminished: Optional[Callable] = None
     graded_oracle: Optional[Callable] = None
+    fused: Optional[str] = None
+    giant: Optional[str] = None
 
     @property
     def directions(self):
@@ -238,19 +252,20 @@ _REGISTRY = {
     "ap": LossEntry("ap", "AP", {**_RANK_ORACLES, "yue": OracleSpec(sorted_scan_oracle),
                                  "search": OracleSpec(search_oracle), "dp": OracleSpec(dp_oracle)},
                     auto="qs", value=_rank_value, loss_object=APLoss, by_score=ranked_by_score,
-                    diminished=ap_diminished),
+                    diminished=ap_diminished, fused="qs", giant="ranked"),
     "ndcg": LossEntry("ndcg", "NDCG", {**_RANK_ORACLES, "chakrabarti": OracleSpec(sorted_scan_oracle)},
                       auto="qs", value=_ndcg_value, loss_object=NDCGLoss, params={"gain": ("exponential", check_gain)},
-                      gains=GAINS, binary_only=False, by_score=graded_ranked_by_score),
+                      gains=GAINS, binary_only=False, by_score=graded_ranked_by_score, fused="qs", giant="ranked"),
     "zero_one": LossEntry("zero_one", "0-1", {"auto": OracleSpec(zero_one_oracle, zero_one_batch),
                                               "brute": OracleSpec(zero_one_brute_oracle)},
                           auto="auto", value=_zero_one_value, metric="accuracy", intercept=True,
-                          by_score=labelled_by_score, diminished=zero_one_diminished),
+                          by_score=labelled_by_score, diminished=zero_one_diminished, fused="per_row",
+                          giant="per_row"),
     "precision_at_k": LossEntry("precision_at_k", "P@k",
                                 {"auto": OracleSpec(precision_at_k_oracle, precision_at_k_batch),
                                  "brute": OracleSpec(precision_at_k_brute_oracle)},
                                 auto="auto", value=_precision_value, params={"k": (10, _check_k)},
-                                latent=False),  # its joint feature is not monotone in the scores
+                                latent=False, fused="top_k", giant="top_k"),  # Ψ is not monotone in the scores
     # SVM^rank's objective and SVM^perf's ROC area: the pairs r_i > r_j of the grades (ssvm.losses.pairwise)
     "pairwise": LossEntry("pairwise", "pairs", {"auto": OracleSpec(pairwise_oracle, pairwise_batch),
                                                 "brute": OracleSpec(pairwise_brute_oracle)},
@@ -285,9 +300,11 @@ _REGISTRY = {
                                                     "brute": OracleSpec(recall_at_k_brute_oracle)},
                              auto="auto", value=recall_at_k_value, params={"k": (10, _check_k)}, latent=False),
 }
-# any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object)
+# any QSLoss object: the generic QS kernel and the exhaustive oracle (loss_entry fills in the object and the
+# forms it declares: those of the built-in AP and NDCG for a loss that declares compiled_batch, else none)
 _QS_LOSS_ENTRY = LossEntry("qs_loss", "QSLoss", _RANK_ORACLES, auto="qs", value=_rank_value,
-                           by_score=ranked_by_score)
+                           by_score=ranked_by_score, fused="qs", giant="ranked")
+_PER_QUERY_QS = {"qs": OracleSpec(qs_oracle), "brute": OracleSpec(rank_brute_oracle)}
 
 
 def loss_entry(loss):
@@ -319,8 +336,10 @@ def loss_entry(loss):
     ('positive', 'negative', 'perceptron')
     """
     if isinstance(loss, QSLoss):
-        return replace(_QS_LOSS_ENTRY, name=type(loss).__name__, label=loss.name,
-                       loss_object=partial(_given, loss))
+        entry = replace(_QS_LOSS_ENTRY, name=type(loss).__name__, label=loss.name, loss_object=partial(_given, loss))
+        if loss.compiled_batch:
+            return entry
+        return replace(entry, oracles=_PER_QUERY_QS, fused=None, giant=None)
     if isinstance(loss, str) and loss in _REGISTRY:
         return _REGISTRY[loss]
     raise ValueError(f"unknown loss {loss!r}; choose from {LOSS_NAMES} or pass a QSLoss instance")
@@ -387,24 +406,37 @@ def get_oracle(loss="ap", oracle="auto", **loss_params):
                          f"supported: {supported_oracles(loss)}")
     name = entry.auto if oracle == "auto" else oracle
     spec = entry.oracles[name]
-    batched = spec.batched
-    if "loss" in params and not params["loss"].compiled_batch:
-        batched = None
     if entry.reads_grades:
-        return Oracle(spec.single, batched, params, name, gain=GRADES_ONLY)
+        return Oracle(spec.single, spec.batched, params, name, gain=GRADES_ONLY, **_forms(entry, spec, params))
     gain = params.pop("gain", "binary")
-    if gain != "binary":
-        if entry.graded_oracle is not None:
-            return entry.graded_oracle(name, spec, params, gain)
-        return _graded_oracle(name, spec, params, gain)
-    return Oracle(spec.single, batched, params, name)
+    binary = Oracle(spec.single, spec.batched, params, name, **_forms(entry, spec, params))
+    if gain == "binary":
+        return binary
+    graded = (entry.graded_oracle or _graded_oracle)(name, spec, params, gain)
+    # 0/1 grades: the binary oracle (fit_targets); one query over dask blocks reads y > 0, where it is the loss
+    return replace(graded, binary=binary, giant=binary.giant)
+
+
+def _forms(entry, spec, params):
+    """The fused and giant forms of the oracle ``spec`` of ``entry`` (keyword arguments of :class:`Oracle`): the
+    fused form for the oracle with a batch form (the fused round runs its compiled kernels), the giant
+    form for every oracle."""
+    loss = params.get("loss")
+    k = int(params.get("k", 0))
+    forms = {}
+    if entry.fused is not None and spec.batched is not None:
+        forms["fused"] = FusedForm(entry.fused, kind=int(getattr(loss, "kind", 0)), k=k)
+    if entry.giant is not None:
+        forms["giant"] = GiantForm(entry.giant, loss=loss, k=k)
+    return forms
 
 
 def _graded_oracle(name, spec, params, gain):
     """Graded NDCG by threshold decomposition (:mod:`ssvm.losses.graded`): the fused QS kernel, or
     any other binary NDCG oracle summed over the grade levels."""
     if name == "qs":
-        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, gain=gain)
+        return Oracle(graded_ndcg_oracle, graded_ndcg_batch, {"gain": gain}, name, gain=gain,
+                      fused=FusedForm("graded", kind=GAIN_CODES[gain]))
     return Oracle(graded_by_levels, None, {"gain": gain, "binary": spec.single, **params}, name, gain=gain)
 
 
@@ -450,12 +482,8 @@ def loss_augmented_inference(scores, y, loss="ap", oracle="auto", **loss_params)
     >>> round(float(delta + scores @ c), 4)  # the structured hinge H
     0.6667
     """
-    f = get_oracle(loss, oracle, **loss_params)
-    if f.graded:
-        s, grades = validate_scores_grades(scores, y, f.gain)
-        return f(s, grades)
-    s, yb = validate_scores_labels(scores, y)
-    return f(s, yb)
+    s, target, f = validate_scores_target(scores, y, get_oracle(loss, oracle, **loss_params))
+    return f(s, target)
 
 
 def ranking_loss(scores, y, loss="ap", **loss_params):
@@ -487,11 +515,5 @@ def ranking_loss(scores, y, loss="ap", **loss_params):
     """
     entry = loss_entry(loss)
     arguments = entry.arguments(loss_params)
-    if entry.reads_grades:
-        s, grades = validate_scores_grades(scores, y, GRADES_ONLY)
-        return entry.value(s, grades, **arguments)
-    if arguments.get("gain", "binary") != "binary":
-        s, grades = validate_scores_grades(scores, y, arguments["gain"])
-        return entry.value(s, grades if grades.max() > 1 else grades > 0, **arguments)  # 0/1: binary, bit for bit
-    s, yb = validate_scores_labels(scores, y)
-    return entry.value(s, yb, **arguments)
+    s, target, _ = validate_scores_target(scores, y, get_oracle(loss, **loss_params))  # 0/1: binary, bit for bit
+    return entry.value(s, target, **arguments)

@@ -15,12 +15,13 @@ of threads. The loop is compiled (:mod:`._fused_round`, which says what it does 
 
 Every number is the two-pass path's up to the order of the float64 sums of ``g`` and ``s @ c``:
 the scores come from the same compiled loops (:mod:`._products`' row loops, on a block's rows) and
-the oracles are the compiled forms of the registry's (QS for AP and NDCG: the walk or the grid as
-:func:`~ssvm.losses.qs.qs_batch` picks; graded NDCG: the per-level walks of
-:func:`~ssvm.losses.graded.graded_ndcg_batch`; 0-1 and precision@k:
-:mod:`ssvm.losses._classification_kernels`). An oracle without a compiled form (a user's callable,
-a :class:`~ssvm.losses.QSLoss` without ``compiled_batch``, ...) has no fused round: the caller keeps
-its two-pass path. QS and graded queries larger than the batch kernels' limit run after the loop,
+the oracles are the compiled forms of the registry's, as the oracle's
+:class:`~ssvm.losses.oracle.FusedForm` (the loss table's ``fused``) names them: ``"qs"``, QS for AP
+and NDCG, the walk or the grid as :func:`~ssvm.losses.qs.qs_batch` picks; ``"graded"``, the per-level
+walks of :func:`~ssvm.losses.graded.graded_ndcg_batch`; ``"per_row"`` and ``"top_k"``, 0-1 and
+precision@k (:mod:`ssvm.losses._classification_kernels`). An oracle without a fused form (a user's
+callable, a :class:`~ssvm.losses.QSLoss` without ``compiled_batch``, ...) has no fused round: the
+caller keeps its two-pass path. QS and graded queries larger than the batch kernels' limit run after the loop,
 one at a time, on the two-pass path (one query that does not fit a cache gains nothing from fusing).
 
 ``X`` is read in its own precision (float32 or float64, dense C-contiguous or CSR) and never copied.
@@ -38,12 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import effective_n_threads
-from ..losses._classification_kernels import precision_at_k_batch
 from ..losses._core.derivative import count_positives, inverse_log_table
-from ..losses._core.graded import GAIN_CODES
-from ..losses.classification import zero_one_batch
-from ..losses.graded import graded_ndcg_batch
-from ..losses.qs import _BATCH_MAX, _NO_TABLE, _use_walk, qs_batch
+from ..losses.oracle import as_oracle
+from ..losses.qs import _BATCH_MAX, _NO_TABLE, _use_walk
 from ..losses.rank_losses import KIND_NDCG_LOG2
 from . import _products
 from ._fused_round import MODE_GRADED, MODE_QS, MODE_TOP_K, MODE_ZERO_ONE, csr_round, dense_round
@@ -58,18 +56,18 @@ _MAX_ACCUMULATOR_ENTRIES = 1 << 22  # chunks x features: at most 32 MiB of accum
 _NO_GRADES = np.zeros(0, dtype=np.int64)
 
 
+# the compiled loop's mode of each fused form (ssvm.losses.oracle.FUSED_MODES)
+_MODES = {"qs": MODE_QS, "graded": MODE_GRADED, "per_row": MODE_ZERO_ONE, "top_k": MODE_TOP_K}
+
+
 def oracle_form(oracle):
-    """``(mode, kind, k)`` of an oracle's compiled form, or None when it has none (graded NDCG:
+    """``(mode, kind, k)`` of the compiled loop for an oracle's fused form
+    (:attr:`Oracle.fused <ssvm.losses.Oracle.fused>`), or None when it has none (graded NDCG:
     ``kind`` is the gain's code)."""
-    if oracle.batched is qs_batch:  # get_oracle drops the batch form of a loss without compiled_batch
-        return MODE_QS, int(oracle.params["loss"].kind), 0
-    if oracle.batched is graded_ndcg_batch:
-        return MODE_GRADED, GAIN_CODES[oracle.params["gain"]], 0
-    if oracle.batched is zero_one_batch:
-        return MODE_ZERO_ONE, 0, 0
-    if oracle.batched is precision_at_k_batch:
-        return MODE_TOP_K, 0, int(oracle.params["k"])
-    return None
+    form = as_oracle(oracle).fused
+    if form is None:
+        return None
+    return _MODES[form.mode], int(form.kind), int(form.k)
 
 
 def _cuts(sizes, consecutive, row_bytes):

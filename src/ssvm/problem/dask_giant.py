@@ -25,20 +25,19 @@ The 0-1 loss is per row: one pass, each block's ``X_bᵀ c_b``, ``s_b · c_b`` a
 Precision at k takes three passes: every block keeps its scores and sends its k first rows in the
 oracle's order of choice (``O(k)`` numbers); the client merges them into the query's k first and
 sends back the k-th, and every block chooses its rows at or before it and sends ``X_bᵀ c_b`` and
-``s_b · c_b``. Other losses (user oracles, the latent detector's pooled oracle) use
-:class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
+``s_b · c_b``. Which of the three an oracle takes is its giant form (:attr:`Oracle.giant
+<ssvm.losses.Oracle.giant>`, from the loss table's ``giant``: ``"ranked"``, ``"per_row"``,
+``"top_k"``). Oracles without one (other losses, user oracles, the latent detector's pooled oracle)
+use :class:`~ssvm.problem.dask_gathered.DaskGatheredHinge`.
 """
 
 import time
-from dataclasses import dataclass
 
 import dask
 import numpy as np
 
-from ..losses.classification import precision_at_k_oracle, topk_weights, zero_one_oracle
-from ..losses.graded import graded_ndcg_oracle
-from ..losses.rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss, QSLoss
-from ..losses.registry import Oracle
+from ..losses.classification import topk_weights
+from ..losses.oracle import as_oracle
 from ._dask_cluster import ClusterBlocks, DaskProblem, place
 from ._giant_blocks import (
     block_gradient,
@@ -56,26 +55,13 @@ from ._giant_query import ranks_at
 from .dask_space import check_dask_features, dask_rows, joined_chunks
 from .protocol import Plane, Planes
 
-__all__ = ["DaskGiantHinge", "TopK", "giant_loss"]
+__all__ = ["DaskGiantHinge", "giant_form"]
 
 _BUDGET = 4096  # samples per selection pass, over all blocks
 
 
-@dataclass(frozen=True)
-class TopK:
-    """Precision at ``k`` on the one query: the loss :func:`giant_loss` names for its oracle.
-
-    Parameters
-    ----------
-    k : int
-        As given to the oracle (clipped to the query's size where it is used).
-    """
-
-    k: int
-
-
-def giant_loss(oracle):
-    """The loss :class:`DaskGiantHinge` computes for ``oracle``, or None if it cannot.
+def giant_form(oracle):
+    """The form in which :class:`DaskGiantHinge` computes ``oracle``'s hinge, or None if it cannot.
 
     Parameters
     ----------
@@ -83,23 +69,12 @@ def giant_loss(oracle):
 
     Returns
     -------
-    APLoss, NDCGLoss, "zero_one", TopK or None
-        An exact oracle of AP or NDCG with the log2 discount (its loss object; the graded NDCG
-        oracle too, the targets being binary), the 0-1 oracle, the precision@k oracle, or None
-        (another loss or a user's callable).
+    GiantForm or None
+        The oracle's :attr:`~ssvm.losses.Oracle.giant` (the loss table's ``giant``: AP and NDCG with
+        the log2 discount, the graded NDCG oracle too, the targets being binary; 0-1; precision@k),
+        or None (another loss or a user's callable).
     """
-    if not isinstance(oracle, Oracle):
-        return None
-    if oracle.single is zero_one_oracle:
-        return "zero_one"
-    if oracle.single is precision_at_k_oracle:
-        return TopK(int(oracle.params["k"]))
-    if oracle.single is graded_ndcg_oracle:  # one query of binary targets: graded NDCG is NDCG
-        return NDCGLoss()
-    loss = oracle.params.get("loss")
-    if type(loss) in (APLoss, NDCGLoss) and loss.kind in (KIND_AP, KIND_NDCG_LOG2):
-        return loss
-    return None
+    return as_oracle(oracle).giant
 
 
 def _key_order(ms, rows):
@@ -117,7 +92,8 @@ class DaskGiantHinge(DaskProblem):
         Relevance (bool, or numbers of which ``y > 0`` are relevant), with a positive and a
         negative row: checked and counted on the blocks, never brought to the client.
     oracle : Oracle
-        An exact oracle of AP, NDCG (log2 discount), 0-1 or precision@k (see :func:`giant_loss`).
+        An exact oracle of AP, NDCG (log2 discount), 0-1 or precision@k (one with a giant form, see
+        :func:`giant_form`).
     fit_intercept : bool, default=False
         As in :class:`~ssvm.problem.StructuredHinge`.
     persist : bool, optional
@@ -138,7 +114,8 @@ class DaskGiantHinge(DaskProblem):
     Attributes
     ----------
     X : dask.array.Array
-    loss : APLoss, NDCGLoss, "zero_one" or TopK
+    form : GiantForm
+        The oracle's giant form: its block-task family and its loss object or ``k``.
     n_features, n_queries, n_blocks : int
     matvec_seconds : float
         Time in the products, summed over the blocks' tasks.
@@ -162,8 +139,8 @@ class DaskGiantHinge(DaskProblem):
                                persist)
         if joined != X.chunks[0]:
             X = X.rechunk({0: joined})
-        self.loss = giant_loss(oracle)
-        if self.loss is None:
+        self.form = giant_form(oracle)
+        if self.form is None:
             raise ValueError("DaskGiantHinge computes exact AP, NDCG (log2 discount), 0-1 and "
                              "precision@k oracles only; use DaskGatheredHinge for other losses")
         # the labels are checked and counted where they are: a number a block comes to the client
@@ -208,26 +185,24 @@ class DaskGiantHinge(DaskProblem):
             As :meth:`Problem.plane`.
         """
         w = self._check_w(w)
-        blocks = self.cluster.blocks
+        family = {"ranked": self._ranked_plane, "per_row": self._per_row_plane, "top_k": self._top_plane}
         with self.cluster.round():
-            if isinstance(self.loss, TopK):
-                offset, g, sc = self._top_plane(w)
-            elif not isinstance(self.loss, QSLoss):  # the 0-1 loss
-                parts = self._compute(block_zero_one, blocks, w, self.fit_intercept, self.n_samples)
-                sc, violations, g = 0.0, 0, np.zeros(self.n_features)
-                for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
-                    g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
-                    self.oracle_seconds += seconds
-                offset = violations / self.n_samples
-            else:
-                rankings = self._compute(block_ranking, blocks, w, self.fit_intercept, keep=True)
-                offset, g, sc = self._ranked_plane(rankings)
+            offset, g, sc = family[self.form.family](w)
             self.n_oracle_calls += 1
         return Plane(offset + sc, offset, g)
 
+    def _per_row_plane(self, w):
+        """``(delta, g, s · c)`` of the 0-1 loss: one pass of per-row terms."""
+        parts = self._compute(block_zero_one, self.cluster.blocks, w, self.fit_intercept, self.n_samples)
+        sc, violations, g = 0.0, 0, np.zeros(self.n_features)
+        for g_b, sc_b, viol_b, seconds in parts:  # in block order, float64
+            g, sc, violations = g + g_b, sc + sc_b, violations + viol_b
+            self.oracle_seconds += seconds
+        return violations / self.n_samples, g, sc
+
     def _top_plane(self, w):
         """``(delta, g, s · c)`` of precision@k: the query's k first keys from the blocks' k first."""
-        k = min(self.loss.k, self.n_samples)
+        k = min(self.form.k, self.n_samples)
         tops = self._compute(block_top, self.cluster.blocks, w, self.fit_intercept, k, keep=True)
         keys = self._compute(block_top_keys, [(top,) for top in tops])
         t0 = time.perf_counter()
@@ -246,8 +221,9 @@ class DaskGiantHinge(DaskProblem):
             self.matvec_seconds += seconds
         return delta, g, sc
 
-    def _ranked_plane(self, rankings):
-        """``(delta, g, s · c)`` of a rank loss from the blocks' kept rankings."""
+    def _ranked_plane(self, w):
+        """``(delta, g, s · c)`` of a rank loss: the blocks' rankings, kept, then the thresholds."""
+        rankings = self._compute(block_ranking, self.cluster.blocks, w, self.fit_intercept, keep=True)
         t0 = time.perf_counter()
         k = max(1, self.budget // self.n_blocks)
         per_block = [(r,) for r in rankings]
@@ -258,7 +234,7 @@ class DaskGiantHinge(DaskProblem):
         sp, pos_rows = np.ascontiguousarray(pos_s[order]), pos_rows[order]
         n_pos, n_neg = sp.shape[0], sum(p[2] for p in summaries)
         self.matvec_seconds += sum(p[5] for p in summaries)
-        kind, table = self.loss.kernel_spec(n_pos, n_neg)
+        kind, table = self.form.loss.kernel_spec(n_pos, n_neg)
         inv = 2.0 / (n_pos * n_neg)
         ends = [(p[3], p[4]) for p in summaries if p[2]]
         first = min(e[0] for e in ends)
@@ -268,7 +244,7 @@ class DaskGiantHinge(DaskProblem):
         keep = np.append(r[1:] != r[:-1], True)  # the last negative of each rank
         counts = np.zeros(n_pos + 1, dtype=np.int64)
         counts[r[keep] - 1] = np.diff(j[keep], prepend=0)
-        delta = float(self.loss.value(counts))
+        delta = float(self.form.loss.value(counts))
         c_pos = -np.cumsum(counts[:n_pos]) * inv  # Lemma 6, as write_coefficients
         by_row = np.argsort(pos_rows)
         cut = np.searchsorted(pos_rows[by_row], self._bounds)

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from .._queries import check_group
 from ._dask_cluster import distributed_client
 from .dask_gathered import DaskGatheredHinge
-from .dask_giant import DaskGiantHinge, giant_loss
+from .dask_giant import DaskGiantHinge, giant_form
 from .dask_space import DaskStructuredHinge, check_dask_features, dask_rows
 from .training_set import TrainingSet, class_targets
 
@@ -90,7 +90,7 @@ def _classification(X, y, oracle, fit_intercept):
     classes = np.unique(np.concatenate(dask.compute(*map(dask.delayed(block_classes), y.to_delayed().ravel()))))
     classes, _ = class_targets(classes)  # the checks of the in-memory fit (two classes at least)
     targets = [y == c for c in (classes[1:] if classes.shape[0] == 2 else classes)]
-    hinge = DaskGiantHinge if giant_loss(oracle) is not None else DaskGatheredHinge
+    hinge = DaskGiantHinge if giant_form(oracle) is not None else DaskGatheredHinge
     if hinge is DaskGatheredHinge:  # its oracle runs on the client, on the labels there
         targets = [np.asarray(target.compute()) for target in targets]
     problems = [hinge(X, target, oracle, fit_intercept=fit_intercept, persist=False)

@@ -1,11 +1,11 @@
 """What ``RankSVM.fit`` trains on: one binary target per task, with its queries or its problem.
 
 Classification (no ``qid`` / ``group``): one query of all rows, one task for two classes and one
-per class (one-vs-rest) for more. Ranking: one task, relevance ``y > 0``, the queries that have a
-relevant and a non-relevant row; for an oracle that reads grades (graded NDCG) the target is the
-grades themselves and the queries those with two distinct grades. In memory each task builds its
-:class:`~ssvm.problem.StructuredHinge` in its own (joblib) worker from ``queries``; a dask ``X``
-brings its problems built (:mod:`ssvm.problem.dask_training`).
+per class (one-vs-rest) for more. Ranking: one task whose target and oracle
+:func:`~ssvm.losses.targets.fit_targets` decides (relevance ``y > 0``, or the grades for an oracle
+that reads them), the queries that have a relevant and a non-relevant row (two distinct grades).
+In memory each task builds its :class:`~ssvm.problem.StructuredHinge` in its own (joblib) worker
+from ``queries``; a dask ``X`` brings its problems built (:mod:`ssvm.problem.dask_training`).
 """
 
 from typing import NamedTuple
@@ -13,8 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._queries import check_relevance, informative_queries, resolve_queries
-from ..losses.graded import check_grades
+from .._queries import informative_queries, resolve_queries
+from ..losses.targets import fit_targets
 
 __all__ = ["TrainingSet", "class_targets", "in_memory_training_set"]
 
@@ -29,6 +29,7 @@ class TrainingSet(NamedTuple):
     n_queries: int  # queries trained on
     n_skipped: int  # queries skipped (no relevant or no non-relevant row)
     queries: list = None  # in memory: the row indices of each query trained on
+    oracle: object = None  # in memory: the oracle the targets are for (fit_targets)
 
 
 def class_targets(y):
@@ -60,7 +61,7 @@ def class_targets(y):
     return classes, [index == j for j in labels]
 
 
-def in_memory_training_set(X, y, *, qid, group, gain=None):
+def in_memory_training_set(X, y, *, qid, group, oracle):
     """The training set of validated in-memory data.
 
     Parameters
@@ -70,9 +71,9 @@ def in_memory_training_set(X, y, *, qid, group, gain=None):
         Class labels, or relevance grades (``y > 0`` relevant) with ``qid`` or ``group``.
     qid : array-like of shape (n_samples,) or None
     group : array-like of int or None
-    gain : str or None, default=None
-        The gain of an oracle that reads grades (:attr:`~ssvm.losses.Oracle.graded`): the target is
-        then the non-negative integer grades (:func:`~ssvm.losses.graded.check_grades`). None: binary.
+    oracle : Oracle
+        The fit's oracle: :func:`~ssvm.losses.targets.fit_targets` decides the target (graded or
+        binary) and the oracle that reads it (``TrainingSet.oracle``).
 
     Returns
     -------
@@ -82,14 +83,9 @@ def in_memory_training_set(X, y, *, qid, group, gain=None):
     if qid is None and group is None:
         classes, targets = class_targets(y)
         return TrainingSet(X, classes, targets, [None] * len(targets), 1, 0,
-                           [np.arange(n_samples, dtype=np.int64)])
-    if gain is None:
-        target = check_relevance(y, n_samples)
-    else:
-        target = check_grades(y, n_samples, gain=gain)
-        if target.max(initial=0) <= 1:  # 0/1 grades: binary relevance, the same loss for every gain
-            target = target > 0
+                           [np.arange(n_samples, dtype=np.int64)], fit_targets(oracle, None)[0])
+    oracle, target = fit_targets(oracle, y, n_samples)
     every_query = resolve_queries(n_samples, qid=qid, group=group)
     queries = informative_queries(every_query, target)
     return TrainingSet(X, np.array([0, 1]), [target], [None], len(queries),
-                       len(every_query) - len(queries), queries)
+                       len(every_query) - len(queries), queries, oracle)

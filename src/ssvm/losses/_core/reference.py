@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..rank_losses import KIND_AP, KIND_NDCG_LOG2, APLoss, NDCGLoss
+from ..rank_losses import KIND_AP, KIND_NDCG_LOG2
 
 __all__ = ["derivative", "best_rank", "opt_ranks", "lemma6", "pattern_loss", "qs_reference"]
 
@@ -155,7 +155,8 @@ def qs_reference(scores, y, loss):
     -------
     c : ndarray of float64, shape (n,)
     delta : float
-        The built-in AP or NDCG (log2) by :func:`pattern_loss`, any other loss by its ``value``.
+        A loss that declares ``compiled_batch`` (the built-in AP and NDCG log2) by :func:`pattern_loss`,
+        any other loss by its ``value``.
     """
     scores = [float(v) for v in scores]
     pos = [i for i in range(len(scores)) if y[i]]
@@ -177,5 +178,5 @@ def qs_reference(scores, y, loss):
     opt = {}
     opt_ranks(list(neg), 0, n_neg, 1, n_pos + 1, opt, order_key, step)  # Algorithm 1, line 2
     c, counts = lemma6(opt, pos_sorted, neg, len(scores))  # Algorithm 1, line 3
-    builtin = type(loss) in (APLoss, NDCGLoss) and kind in (KIND_AP, KIND_NDCG_LOG2)
+    builtin = loss.compiled_batch and kind in (KIND_AP, KIND_NDCG_LOG2)  # Δ is the built-in AP's or NDCG's
     return c, pattern_loss(kind, counts) if builtin else float(loss.value(counts))
