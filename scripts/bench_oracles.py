@@ -41,7 +41,11 @@ import _floor
 import numpy as np
 
 from ssvm.losses import get_oracle
-from ssvm.losses._core.sorting import sort_choice
+
+try:
+    from ssvm.losses._core.sorting import sort_choice
+except ImportError:  # the numba-compiled ssvm a --baseline-python run may time (its home of the sorts)
+    from ssvm.losses._key_sort import sort_choice
 
 logger = logging.getLogger("bench_oracles")
 

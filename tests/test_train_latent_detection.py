@@ -87,6 +87,29 @@ def test_quick_run_keeps_the_start_of_the_lower_objective(tmp_path):
     assert checkpoints == {"mean.npz", "zero_one.npz"}  # both starts were fitted
 
 
+def test_no_yue_twin_skips_the_twin_and_keeps_the_qs_model(tmp_path):
+    """--no-yue-twin: no fit with Yue et al.'s oracle (no Yue LAI call, no Yue row in the LAI table,
+    no w_qs/w_yue comparison in the log) and the same latent AP-SVM as the run with the twin."""
+    def run(*extra):
+        out = tmp_path / f"result{'-'.join(extra)}.json"
+        proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data", "scenes", "--features", "hog",
+                               "--classes", "cup", "--C", "10", "--C-zero-one", "100", "--geometry-scale", "0",
+                               "--min-window-area", "0", "--ap-init", "zero_one", "--max-cccp-iter", "2",
+                               "--json", str(out), "--out", str(tmp_path / "work"), "-v", *extra],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        lai_rows = proc.stdout.split("Loss-augmented inference time")[1].split("Time per stage")[0]
+        return json.loads(out.read_text()), proc.stderr, lai_rows
+
+    twin, twin_log, twin_rows = run()
+    alone, alone_log, alone_rows = run("--no-yue-twin")
+    assert twin["lai_calls"]["yue"] > 0 and "\nyue " in twin_rows and "max |w_qs - w_yue|" in twin_log
+    assert alone["lai_calls"] == {"qs": twin["lai_calls"]["qs"], "yue": 0} and alone["lai_seconds"]["yue"] == 0.0
+    assert "\nyue " not in alone_rows and "\nqs " in alone_rows and "w_yue" not in alone_log
+    assert alone["classes"] == twin["classes"]  # the twin only times the oracles: same detectors
+    assert alone["chosen"]["cup"]["latent_ap_svm"] == twin["chosen"]["cup"]["latent_ap_svm"]
+
+
 def _script_module(name="train_latent_detection"):
     """The script, or one of its helper modules under scripts/ (``_detection_data``, ...)."""
     import importlib

@@ -73,3 +73,30 @@ def test_qs_without_the_rank_one_shortcut_equals_with():
     for regime in [(1.0, 0.0), (2.0, -2.0)]:
         s, y = _query(rng, 30, 20_000, *regime)
         _same(qs_oracle(s, y, _NoBlocks()), qs_oracle(s, y, NDCGLoss()))
+
+
+def test_qs_keeps_its_work_memory_from_call_to_call_exact():
+    """The compiled entries keep their work memory per thread between calls (``_work_memory.h``): a
+    large query, then smaller ones, then a large one again (grid and walk paths, AP and NDCG), each
+    exactly the sorting baselines' answer; the same in a second thread at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(11)
+    shapes = [(60, 40_000), (3, 50), (900, 2_000), (1, 7), (30, 20_000), (400, 500)]  # grid and walk (P >= N/50)
+    queries = [_query(rng, p, n, 1.0, 0.0, ties=k % 2 == 1) for k, (p, n) in enumerate(shapes)]
+
+    def check(order):
+        for k in order:
+            s, y = queries[k]
+            _same(get_oracle("ap", "qs")(s, y), get_oracle("ap", "search")(s, y))
+            _same(get_oracle("ndcg", "qs")(s, y), get_oracle("ndcg", "chakrabarti")(s, y))
+            starts, ends = np.array([0, s.size // 2]), np.array([s.size // 2, s.size])
+            if all(y[a:b].any() and not y[a:b].all() for a, b in zip(starts, ends)):
+                c, delta = get_oracle("ap", "qs").batch(s, y, starts, ends)
+                for q, (a, b) in enumerate(zip(starts, ends)):
+                    _same((c[a:b], delta[q]), get_oracle("ap", "qs")(s[a:b], y[a:b]))
+
+    with ThreadPoolExecutor(2) as pool:
+        for f in [pool.submit(check, range(len(shapes))), pool.submit(check, reversed(range(len(shapes))))]:
+            f.result()
+    check(range(len(shapes)))

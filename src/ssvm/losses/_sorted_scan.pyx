@@ -15,6 +15,9 @@ import numpy as np
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
+cdef extern from "_branches.h" nogil:
+    void keep_branch "SSVM_KEEP_BRANCH" ()
+
 from ._core.derivative cimport (
     KIND_AP,
     KIND_NDCG_LOG2,
@@ -95,6 +98,7 @@ def search_ranks(const double[::1] sn, const double[::1] sp, int64_t n_pos, int6
                 mid = (lo + hi + 1) >> 1
                 d = (sp[mid - 1] - s) * obj.inv + ap_step(n_pos, mid, j)
                 if d >= 0.0:
+                    keep_branch()  # a predicted jump, not conditional moves: _branches.h says why
                     lo = mid
                 else:
                     hi = mid - 1

@@ -26,7 +26,7 @@ layer's path for AP and NDCG).
 
 import numpy as np
 
-from ._core.derivative import count_positives, inverse_log_table
+from ._core.derivative import count_positives, has_one_class_query, inverse_log_table
 from ._core.grid import NARROW_BINS, grid_batch, grid_entry
 from ._core.sort_walk import walk_batch, walk_oracle_core
 from ._core.sorting import sorted_positives
@@ -49,8 +49,13 @@ def _use_walk(kind, n_pos, n_neg):
 def check_two_classes(n_pos, sizes):
     """Refuse queries without a positive or a negative row as the kernels' 2 / (P N) would: by a
     ZeroDivisionError, which :meth:`Oracle.batch <ssvm.losses.Oracle.batch>` turns into a ValueError
-    naming the query (the compiled kernels divide without checking)."""
-    if np.any((n_pos == 0) | (n_pos == sizes)):
+    naming the query (the compiled kernels divide without checking).  ``n_pos`` and ``sizes``: ints, or
+    arrays of int64 (a compiled loop: this runs on every oracle call)."""
+    if isinstance(n_pos, np.ndarray):
+        one_class = has_one_class_query(n_pos, np.ascontiguousarray(sizes, dtype=np.int64))
+    else:
+        one_class = n_pos == 0 or n_pos == sizes
+    if one_class:
         raise ZeroDivisionError("a query has no positive or no negative row: 2 / (P N) is not defined")
 
 

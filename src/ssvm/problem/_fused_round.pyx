@@ -233,6 +233,12 @@ cdef round_t make_round(const double[::1] w, double bias, bint use_bias, const u
     return r
 
 
+cdef tuple round_outputs(Py_ssize_t n_chunks, int64_t d):
+    """The outputs of a round of ``n_chunks`` chunks, zero: each chunk's ``G`` (at least one column, so that
+    ``&G[t, 0]`` exists; the caller returns the first ``d``), ``sums`` and ``ticks``."""
+    return np.zeros((n_chunks, max(d, 1))), np.zeros((n_chunks, 2)), np.zeros(n_chunks, dtype=np.int64)
+
+
 def dense_round(const floating[:, ::1] X, const double[::1] w, double bias, bint use_bias,
                 const unsigned char[::1] y, const int64_t[::1] grades, const int64_t[::1] starts,
                 const int64_t[::1] ends, const int64_t[::1] n_pos, const unsigned char[::1] walk, int mode,
@@ -287,9 +293,7 @@ def dense_round(const floating[:, ::1] X, const double[::1] w, double bias, bint
     cdef Py_ssize_t n_chunks = chunk_cuts.shape[0] - 1
     cdef round_t r = make_round(w, bias, use_bias, y, grades, starts, ends, n_pos, walk, mode, kind, k, lt,
                                 block_cuts, chunk_cuts, normaliser, delta)
-    G_out = np.zeros((n_chunks, max(r.d, 1)))
-    sums_out = np.zeros((n_chunks, 2))
-    ticks_out = np.zeros(n_chunks, dtype=np.int64)
+    G_out, sums_out, ticks_out = round_outputs(n_chunks, r.d)
     cdef double[:, ::1] G = G_out
     cdef double[:, ::1] sums = sums_out
     cdef int64_t[::1] ticks = ticks_out
@@ -321,9 +325,7 @@ def csr_round(const floating[::1] data, const index_t[::1] indices, const index_
     cdef Py_ssize_t n_chunks = chunk_cuts.shape[0] - 1
     cdef round_t r = make_round(w, bias, use_bias, y, grades, starts, ends, n_pos, walk, mode, kind, k, lt,
                                 block_cuts, chunk_cuts, normaliser, delta)
-    G_out = np.zeros((n_chunks, max(r.d, 1)))
-    sums_out = np.zeros((n_chunks, 2))
-    ticks_out = np.zeros(n_chunks, dtype=np.int64)
+    G_out, sums_out, ticks_out = round_outputs(n_chunks, r.d)
     cdef double[:, ::1] G = G_out
     cdef double[:, ::1] sums = sums_out
     cdef int64_t[::1] ticks = ticks_out

@@ -36,7 +36,7 @@ from .sorting import CACHE_MAX_ENTRIES
 
 from libc.stdint cimport int64_t
 
-__all__ = ["KINDS", "LOSS_KINDS", "Objective", "Result", "py_loss_step", "py_best_rank",
+__all__ = ["KINDS", "LOSS_KINDS", "Objective", "Result", "py_loss_step", "py_best_rank", "has_one_class_query",
            "sum_table", "derivative_matrix", "py_write_coefficients", "ndcg_norm", "loss_values", "discounts",
            "inverse_log_table", "count_positives"]
 
@@ -353,3 +353,17 @@ def count_positives(const unsigned char[::1] y, const int64_t[::1] starts, const
                 p += y[i]
             n_pos[q] = p
     return out
+
+
+def has_one_class_query(const int64_t[::1] n_pos, const int64_t[::1] sizes):
+    """Whether a query has no positive (``n_pos[q] == 0``) or no negative (``n_pos[q] == sizes[q]``) row.
+
+    Returns
+    -------
+    bool
+    """
+    cdef Py_ssize_t q
+    for q in range(n_pos.shape[0]):
+        if n_pos[q] == 0 or n_pos[q] == sizes[q]:
+            return True
+    return False

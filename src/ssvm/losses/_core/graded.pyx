@@ -23,6 +23,7 @@ from libc.math cimport pow
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.algorithm cimport lower_bound, sort, unique
 
+from ..._work_memory cimport thread_work
 from .derivative cimport KIND_NDCG_LOG2, builtin_scale, loss_value, make_objective, ndcg_norm, objective_t
 from .set_aside cimport sorted_bottom
 from .sort_walk cimport walk_core
@@ -232,11 +233,11 @@ def graded_batch(const double[::1] scores, const int64_t[::1] grades, const int6
     c : ndarray of float64, shape (n,)
     delta : ndarray of float64, shape (Q,)
     """
-    cdef graded_work_t work
+    cdef graded_work_t* work = thread_work[graded_work_t]()  # kept from call to call: _work_memory.h
     if starts.shape[0]:
         with nogil:
             graded_queries(&scores[0], &grades[0], &starts[0], &ends[0], starts.shape[0], code, &lt[0], lt.shape[0],
-                           &c[0], &delta[0], &work)
+                           &c[0], &delta[0], work)
 
 
 def graded_large_query(scores, grades, int code, lt, c):
@@ -267,9 +268,9 @@ def graded_large_query(scores, grades, int code, lt, c):
     with nogil:
         pack_all(&s[0], n, shift, &kv[0])
     sort_large(keys, shift)
-    cdef graded_work_t work
+    cdef graded_work_t* work = thread_work[graded_work_t]()  # kept from call to call: _work_memory.h
     cdef double delta
     with nogil:
         repair(&kv[0], n, &s[0], shift)
-        delta = graded_query(&s[0], &r[0], n, &kv[0], shift, code, &ltv[0], ltv.shape[0], &cv[0], &work)
+        delta = graded_query(&s[0], &r[0], n, &kv[0], shift, code, &ltv[0], ltv.shape[0], &cv[0], work)
     return delta

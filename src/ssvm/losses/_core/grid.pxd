@@ -8,6 +8,7 @@ from libcpp.vector cimport vector
 
 from .derivative cimport objective_t
 from .opt_ranks cimport opt_work_t
+from .query_setup cimport query_work_t
 from .sorting cimport sort_work_t
 
 cdef enum:
@@ -72,8 +73,8 @@ ctypedef struct gathered_t:
     const int64_t* fill
 
 
-cdef cppclass grid_work_t:
-    # work memory of the grid path, reused from query to query
+cdef cppclass grid_work_t(query_work_t):
+    # work memory of the grid path, reused from query to query (and query_work_t's)
     vector[int32_t] sample_bin  # every sample's bin (bin_scores: −1 above the grid)
     vector[int32_t] hist
     vector[int32_t] bins
@@ -105,12 +106,7 @@ cdef cppclass grid_work_t:
     vector[double] tv
     vector[int64_t] ti
     vector[int64_t] cnt
-    vector[int64_t] counts
-    vector[uint64_t] buf
-    vector[double] sp
-    vector[int64_t] pos_ids
     opt_work_t opt
-    sort_work_t sort
 
 
 cdef inline int64_t floor_scaled(double s, double inv_w) noexcept nogil:

@@ -39,9 +39,9 @@ import numpy as np
 from libc.math cimport INFINITY, frexp, ldexp
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
+from ..._work_memory cimport thread_work
 from .derivative cimport (
     KIND_NDCG_LOG2,
-    builtin_scale,
     loss_value,
     make_objective,
     objective_t,
@@ -52,7 +52,7 @@ from .grid_bins cimport assign, classify
 from .grid_settle cimport settle
 from .numerics cimport GRID_BITS, GRID_EXPONENT_LIMIT
 from .opt_ranks cimport chain_opts
-from .sorting cimport positive_keys, unpack
+from .query_setup cimport setup_query
 
 __all__ = ["NARROW", "grid_entry", "grid_batch"]
 
@@ -248,17 +248,7 @@ cdef void grid_queries(const double* scores, const unsigned char* y, const int64
         a = starts[q]
         n = ends[q] - a
         p = n_pos[q]
-        if <int64_t>work.buf.size() < n + 2:
-            work.buf.resize(n + 2)
-        if <int64_t>work.sp.size() < p + 1:
-            work.sp.resize(p + 1)
-            work.pos_ids.resize(p + 1)
-        if <int64_t>work.counts.size() < p + 1:
-            work.counts.resize(p + 1)
-        shift = positive_keys(scores + a, y + a, n, p, work.buf.data(), &work.sort)
-        unpack(work.buf.data(), p, scores + a, shift, work.sp.data(), work.pos_ids.data())
-        table[0] = builtin_scale(kind, p)
-        obj = make_objective(work.sp.data(), p, n - p, kind, table, NULL, 0)
+        obj = setup_query(scores + a, y + a, n, p, kind, False, NULL, 0, table, &shift, work)
         grid_core(scores + a, y + a, n, &obj, work.pos_ids.data(), &params, c + a, work.counts.data(), work)
         delta[q] = loss_value(kind, work.counts.data(), p, True)
 
@@ -302,10 +292,10 @@ def grid_entry(const double[::1] scores, const unsigned char[::1] y, const doubl
     params.narrow = narrow
     params.n_bins = n_bins
     cdef objective_t obj
-    cdef grid_work_t work
+    cdef grid_work_t* work = thread_work[grid_work_t]()  # kept from call to call: _work_memory.h
     with nogil:
         obj = make_objective(&sp[0], p, n - p, kind, &table[0], NULL, 0)
-        grid_core(&scores[0], &y[0], n, &obj, &pos_ids[0], &params, &c[0], &cv[0], &work)
+        grid_core(&scores[0], &y[0], n, &obj, &pos_ids[0], &params, &c[0], &cv[0], work)
     return counts
 
 
@@ -324,8 +314,8 @@ def grid_batch(const double[::1] scores, const unsigned char[::1] y, const int64
     c : ndarray of float64, shape (n,)
     delta : ndarray of float64, shape (Q,)
     """
-    cdef grid_work_t work
+    cdef grid_work_t* work = thread_work[grid_work_t]()  # kept from call to call: _work_memory.h
     if starts.shape[0]:
         with nogil:
             grid_queries(&scores[0], &y[0], &starts[0], &ends[0], &n_pos[0], starts.shape[0], kind, &c[0],
-                         &delta[0], &work)
+                         &delta[0], work)

@@ -5,7 +5,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 
 from .derivative cimport objective_t
-from .sorting cimport sort_work_t
+from .query_setup cimport query_work_t
 
 
 ctypedef struct run_t:
@@ -16,18 +16,13 @@ ctypedef struct run_t:
     int64_t hi
 
 
-cdef cppclass walk_work_t:
-    # work memory of the walk path, reused from query to query
+cdef cppclass walk_work_t(query_work_t):
+    # work memory of the walk path, reused from query to query (and query_work_t's)
     vector[run_t] runs
     vector[int64_t] ids
     vector[double] vals
     vector[int64_t] orders
     vector[int64_t] ranks
-    vector[uint64_t] buf
-    vector[double] sp
-    vector[int64_t] pos_ids
-    vector[int64_t] counts
-    sort_work_t sort
 
 
 cdef void walk_core(const double* scores, const objective_t* obj, const int64_t* pos_ids, uint64_t* neg,

@@ -45,11 +45,11 @@ import numpy as np
 from libc.math cimport INFINITY, ldexp
 from libc.stdint cimport int64_t, uint64_t
 
+from ..._work_memory cimport thread_work
 from .derivative cimport (
     KIND_AP,
     KIND_NDCG_LOG2,
     ap_step,
-    builtin_scale,
     ndcg_step,
     loss_value,
     make_objective,
@@ -59,8 +59,9 @@ from .derivative cimport (
 )
 from .numerics cimport EPS, GROWTH_ROUNDING, KEY_HUGE, KEY_NORMAL, STEP_MARGIN
 from .opt_ranks cimport assign_block, chain_opts
+from .query_setup cimport setup_query
 from .set_aside cimport sort_above_bottom, split_bottom
-from .sorting cimport key_score, low_mask, query_keys, repair_run, unpack
+from .sorting cimport key_score, low_mask, repair_run
 
 from .derivative import inverse_log_table
 from .sorting import packed_keys, py_unpack, sort_large
@@ -327,17 +328,7 @@ cdef void walk_queries(const double* scores, const unsigned char* y, const int64
         a = starts[q]
         n = ends[q] - a
         p = n_pos[q]
-        if <int64_t>work.buf.size() < n + 2:
-            work.buf.resize(n + 2)
-        if <int64_t>work.sp.size() < p + 1:
-            work.sp.resize(p + 1)
-            work.pos_ids.resize(p + 1)
-        if <int64_t>work.counts.size() < p + 1:
-            work.counts.resize(p + 1)
-        shift = query_keys(scores + a, y + a, n, p, work.buf.data(), &work.sort)
-        unpack(work.buf.data(), p, scores + a, shift, work.sp.data(), work.pos_ids.data())
-        table[0] = builtin_scale(kind, p)
-        obj = make_objective(work.sp.data(), p, n - p, kind, table, lt, lt_size)
+        obj = setup_query(scores + a, y + a, n, p, kind, True, lt, lt_size, table, &shift, work)
         neg = work.buf.data() + p + 1
         kept = sort_above_bottom(neg, n - p, shift, scores + a, &obj, c + a, &work.sort)
         walk_core(scores + a, &obj, work.pos_ids.data(), neg, kept, n - p, shift, c + a, work.counts.data(), work)
@@ -393,13 +384,13 @@ def walk_oracle_core(scores, y, n_pos, c, kind, table):
     cdef int64_t sh = shift
     cdef int64_t kept
     cdef objective_t obj
-    cdef walk_work_t work
+    cdef walk_work_t* work = thread_work[walk_work_t]()  # kept from call to call: _work_memory.h
     with nogil:
         obj = make_objective(&spv[0], p, n_neg, k, &tv[0], &ltv[0], ltv.shape[0])
         kept = split_bottom(&negv[0], n_neg, sh, &sv[0], &obj, &cv[0])
     sort_large(neg[:kept], shift)
     with nogil:
-        walk_core(&sv[0], &obj, &idv[0], &negv[0], kept, n_neg, sh, &cv[0], &kv[0], &work)
+        walk_core(&sv[0], &obj, &idv[0], &negv[0], kept, n_neg, sh, &cv[0], &kv[0], work)
     return counts
 
 
@@ -421,11 +412,11 @@ def walk_batch(const double[::1] scores, const unsigned char[::1] y, const int64
     c : ndarray of float64, shape (n,)
     delta : ndarray of float64, shape (Q,)
     """
-    cdef walk_work_t work
+    cdef walk_work_t* work = thread_work[walk_work_t]()  # kept from call to call: _work_memory.h
     if starts.shape[0]:
         with nogil:
             walk_queries(&scores[0], &y[0], &starts[0], &ends[0], &n_pos[0], starts.shape[0], kind, &lt[0],
-                         lt.shape[0], &c[0], &delta[0], &work)
+                         lt.shape[0], &c[0], &delta[0], work)
 
 
 Steps = namedtuple("Steps", ["sp", "inv", "n_pos", "tol", "kind", "lt", "scale"])
