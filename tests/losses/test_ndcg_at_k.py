@@ -3,7 +3,7 @@ O(PN) chain DP; the graded form's threshold decomposition against the graded NDC
 
 import numpy as np
 import pytest
-from losses_twins import random_query
+from losses_twins import psi_coefficients, random_query
 
 from ssvm.losses import loss_augmented_inference, ranking_loss
 from ssvm.losses.brute import ndcg_at_k_brute_oracle
@@ -13,6 +13,7 @@ from ssvm.losses.ndcg_at_k import (
     graded_ndcg_at_k_oracle,
     level_alphas_at_k,
     ndcg_at_k_batch,
+    ndcg_at_k_by_score,
     ndcg_at_k_oracle,
 )
 
@@ -124,3 +125,31 @@ def test_fit_and_score():
     J = 0.5 * w @ w + 2.0 * rank_hinge(X @ w, g, qid=qid, loss="ndcg_at_k", k=5)[0]
     assert model.objective_ == pytest.approx(J, rel=1e-9)
     assert model.score(X, g, qid=qid) == pytest.approx(ndcg_at_k(g, X @ w, k=5, qid=qid))
+
+
+def test_graded_ranking_by_score_is_the_levels_sum_from_the_pairwise_definition():
+    """The direct loss's R_w for graded NDCG@k: Σ_t α_t Ψ_t(R_w) − Ψ_t(R*) from the pairwise definition of
+    each level's joint feature, with α_t from IDCG@k's sums written out, and Δ the graded NDCG@k of the
+    ranking by score (graded_ndcg_value)."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(2, 9))
+        grades = rng.integers(0, 4, size=n)
+        if grades.min() == grades.max():
+            continue
+        s = np.round(rng.normal(size=n), 1)  # ties: the ranking by score breaks them by index
+        k, gain = int(rng.integers(1, 5)), str(rng.choice(["exponential", "linear"]))
+        order = np.argsort(-s, kind="stable")
+        g = 2.0 ** grades - 1 if gain == "exponential" else grades.astype(float)
+        discount = 1 / np.log2(np.arange(2, n + 2))
+        ideal = (np.sort(g)[::-1] * discount)[:k].sum()
+        expect = np.zeros(n)
+        levels = np.unique(grades)
+        gv = 2.0 ** levels - 1 if gain == "exponential" else levels.astype(float)
+        for t in range(1, levels.size):
+            above = grades >= levels[t]
+            alpha = (gv[t] - gv[t - 1]) * discount[:min(k, int(above.sum()))].sum() / ideal
+            expect += alpha * psi_coefficients(order, above)
+        c, delta = ndcg_at_k_by_score(s, grades, np.array([0]), np.array([n]), k=k, gain=gain)
+        np.testing.assert_allclose(c, expect, rtol=1e-12, atol=1e-14)
+        assert delta[0] == pytest.approx(1 - graded_ndcg_value(s, grades, gain, k), rel=1e-12, abs=1e-14)

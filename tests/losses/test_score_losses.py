@@ -13,7 +13,9 @@ from ssvm._queries import queries_from_qid
 from ssvm.losses import direct_loss_gradient, get_oracle, rank_hinge
 from ssvm.problem import StructuredHinge
 
-RANK_LOSS_FNS = {"ap": ap_loss, "ndcg": ndcg_loss}
+RANK_LOSS_FNS = {"ap": ap_loss, "ndcg": ndcg_loss,
+                 "ndcg_at_k": lambda order, y: ndcg_loss(order, y, lambda i: (i <= 2) / np.log2(1.0 + i))}
+LOSS_PARAMS = {"ndcg_at_k": {"k": 2}}  # a cut-off inside the tiny queries
 N_BRUTE = 1200
 
 
@@ -156,13 +158,15 @@ def _brute_zero_one_direct(scores, y, eps, direction):
 @pytest.mark.parametrize("loss,direction", [
     ("ap", "positive"), ("ap", "negative"), ("ap", "perceptron"), ("ndcg", "positive"),
     ("ndcg", "perceptron"), ("zero_one", "positive"), ("zero_one", "negative"), ("zero_one", "perceptron"),
+    ("ndcg_at_k", "positive"), ("ndcg_at_k", "perceptron"),
 ])
 def test_direct_loss_equals_brute_force(loss, direction):
     rng = np.random.default_rng(4)
     for _ in range(N_BRUTE // 3):
         scores, y, qid = _batch(rng, int(rng.integers(1, 4)), n_max=6 if loss == "zero_one" else 7)
         eps = float(rng.choice([2.0 ** -3, 0.25, 1.0, 4.0, rng.lognormal(-1.0, 1.5)]))
-        task, grad = direct_loss_gradient(scores, y, qid, loss=loss, epsilon=eps, direction=direction)
+        task, grad = direct_loss_gradient(scores, y, qid, loss=loss, epsilon=eps, direction=direction,
+                                          **LOSS_PARAMS.get(loss, {}))
         queries = _informative(y, qid)
         tasks, expect = [], np.zeros(scores.size)
         for q in queries:

@@ -11,13 +11,15 @@ split and IDCG@k = Σ_t (g(v_t) − g(v_{t−1})) IDCG_t@k; hence 1 − NDCG@k =
 
 import numpy as np
 
-from ._core.derivative import count_positives
+from ._core.derivative import count_positives, py_write_coefficients
 from ._core.ndcg_at_k import ndcg_at_k_batch as _batch
+from ._core.score_ranking import merge_ranks
+from ._core.sorting import packed_order
 from .graded import check_gain, graded_ndcg_value
 from .qs import check_two_classes
 
 __all__ = ["NDCGAtK", "ndcg_at_k_oracle", "ndcg_at_k_batch", "graded_ndcg_at_k_oracle", "graded_ndcg_at_k_batch",
-           "ndcg_at_k_value", "level_alphas_at_k"]
+           "ndcg_at_k_value", "level_alphas_at_k", "ndcg_at_k_by_score"]
 
 _GAIN = {"exponential": lambda v: 2.0 ** v - 1.0, "linear": lambda v: v.astype(np.float64),
          "binary": lambda v: (v > 0).astype(np.float64)}
@@ -204,3 +206,38 @@ def ndcg_at_k_value(scores, y, k=10, gain="exponential"):
     if y.dtype == bool:
         return 1.0 - graded_ndcg_value(scores, y.astype(np.int64), "binary", k)
     return 1.0 - graded_ndcg_value(scores, y, gain, k)
+
+
+def ndcg_at_k_by_score(scores, y, starts, ends, k=10, gain="exponential"):
+    """``(c, delta)`` of the ranking by score (ties by index) for NDCG@k, the direct-loss gradient's R_w:
+    ``c = Σ_t α_t`` (Ψ_t(R_w) − Ψ_t(R*)) over the grade levels (one level, α = 1, for boolean ``y``) and
+    Δ = 1 − NDCG@k of the ranking, :func:`ndcg_at_k_value`.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n,)
+    y : ndarray of bool or int64, shape (n,)
+        Binary relevance or non-negative integer grades.
+    starts, ends : ndarray of int64, shape (Q,)
+        Disjoint query ranges, each with two distinct grades (rows outside them get c = 0).
+    k : int, default=10
+    gain : {"exponential", "linear", "binary"}, default="exponential"
+
+    Returns
+    -------
+    c : ndarray of float64, shape (n,)
+    delta : ndarray of float64, shape (Q,)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(y)
+    c = np.zeros(scores.shape[0])
+    delta = np.empty(len(starts))
+    for q, (a, b) in enumerate(zip(starts, ends)):
+        s, grades = scores[a:b], y[a:b]
+        levels, alpha = level_alphas_at_k(grades.astype(np.int64), "binary" if y.dtype == bool else gain, k)
+        for level, weight in zip(levels[1:], alpha[1:]):
+            sp, pos_ids, sn, neg_ids = packed_order(s, grades >= level)
+            ranks = merge_ranks(sp, pos_ids, sn, neg_ids)
+            c[a:b] += weight * py_write_coefficients(ranks, neg_ids, pos_ids, b - a, sp.size, sn.size)[0]
+        delta[q] = ndcg_at_k_value(s, grades, k, gain)
+    return c, delta

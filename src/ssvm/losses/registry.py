@@ -64,6 +64,7 @@ from .ndcg_at_k import (
     graded_ndcg_at_k_batch,
     graded_ndcg_at_k_oracle,
     ndcg_at_k_batch,
+    ndcg_at_k_by_score,
     ndcg_at_k_oracle,
     ndcg_at_k_value,
 )
@@ -294,7 +295,7 @@ _REGISTRY = {
                                                    "brute": OracleSpec(ndcg_at_k_brute_oracle)},
                            auto="auto", value=ndcg_at_k_value,
                            params={"k": (10, _check_k), "gain": ("exponential", check_gain)}, gains=GAINS,
-                           binary_only=False, graded_oracle=_graded_at_k),
+                           binary_only=False, graded_oracle=_graded_at_k, by_score=ndcg_at_k_by_score),
     # recall in the top k: precision@k's top-k sets with the normaliser min(P, k) (ssvm.losses.classification)
     "recall_at_k": LossEntry("recall_at_k", "R@k", {"auto": OracleSpec(recall_at_k_oracle, recall_at_k_batch),
                                                     "brute": OracleSpec(recall_at_k_brute_oracle)},
